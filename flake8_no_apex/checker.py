@@ -1,0 +1,358 @@
+"""Apply the rule table to a module: one walk, resolved names, exact node positions."""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+
+from packaging.version import Version
+
+from .resolve import ScopeVisitor, canonical
+from .rules import RULES
+from .table import (
+    LIBRARY_ROOTS,
+    AttributeRead,
+    Keyword,
+    Modules,
+    Parameter,
+    Rule,
+    Site,
+    Symbols,
+    symbol_matches,
+)
+
+# The new torch AMP spellings: a try body using one of them makes its `except
+# ImportError` handler a compatibility fallback, not a finding.
+_NEW_TORCH_AMP = ("torch.amp", "torch.autocast", "torch.GradScaler")
+
+_ROOT_TO_LIBRARY = {root: lib for lib, roots in LIBRARY_ROOTS.items() for root in roots}
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int
+    col: int  # 0-based, as flake8 expects from plugins
+    code: str
+    message: str  # starts with the code, as flake8 expects
+    rule: Rule
+
+
+class RuleIndex:
+    """The rule table, keyed the way the checker looks things up."""
+
+    def __init__(self, rules: Iterable[Rule]):
+        self.symbols: Dict[str, List[Tuple[str, str, Rule]]] = defaultdict(list)
+        self.modules: List[Tuple[Modules, Rule]] = []
+        self.keywords: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
+        self.positional: List[Tuple[Keyword, Rule]] = []
+        self.dict_keys: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
+        self.argv: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
+        self.attributes: Dict[str, List[Tuple[AttributeRead, Rule]]] = defaultdict(list)
+        self.parameters: Dict[str, List[Tuple[Parameter, Rule]]] = defaultdict(list)
+        for rule in rules:
+            for m in rule.match:
+                if isinstance(m, Symbols):
+                    for name, replacement in m.names.items():
+                        self.symbols[name.rsplit(".", 1)[-1]].append((f"{m.module}:{name}", replacement, rule))
+                elif isinstance(m, Modules):
+                    self.modules.append((m, rule))
+                elif isinstance(m, Keyword):
+                    self.keywords[m.name].append((m, rule))
+                    if m.position is not None:
+                        self.positional.append((m, rule))
+                    if m.dict_forms:
+                        self.dict_keys[m.name].append((m, rule))
+                    if m.argv:
+                        self.argv[m.name].append((m, rule))
+                elif isinstance(m, AttributeRead):
+                    self.attributes[m.name].append((m, rule))
+                elif isinstance(m, Parameter):
+                    self.parameters[m.function].append((m, rule))
+
+    def symbol(self, qualname: str) -> Optional[Tuple[str, Rule]]:
+        """(replacement, rule) for a qualified name, or None."""
+        canon = canonical(qualname)
+        for spec, replacement, rule in self.symbols.get(canon.rsplit(".", 1)[-1], ()):
+            if symbol_matches(spec, canon):
+                return replacement, rule
+        return None
+
+    def deprecated_module(self, qualname: str) -> Optional[Tuple[str, str, Rule]]:
+        """(deprecated module, replacement, rule) when `qualname` is or lies inside one."""
+        for m, rule in self.modules:
+            for prefix, replacement in m.prefixes.items():
+                if qualname == prefix or qualname.startswith(prefix + "."):
+                    return prefix, replacement, rule
+        return None
+
+
+@lru_cache(maxsize=None)
+def default_index() -> RuleIndex:
+    return RuleIndex(RULES)
+
+
+def _literal(node: Optional[ast.AST]) -> object:
+    if isinstance(node, ast.Constant) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _position(node: ast.AST, fallback: ast.AST) -> Tuple[int, int]:
+    """alias nodes carry positions only from Python 3.10 on."""
+    if getattr(node, "lineno", None) is None:
+        node = fallback
+    return node.lineno, node.col_offset
+
+
+class Checker(ScopeVisitor):
+    """Finds every rule's usages in one module."""
+
+    def __init__(self, index: Optional[RuleIndex] = None, floors: Optional[Mapping[str, Version]] = None):
+        super().__init__()
+        self.index = index or default_index()
+        self.floors = dict(floors or {})
+        self.findings: Dict[Tuple[int, int, str], Finding] = {}
+        self.imported: set = set()  # libraries the module imports
+        self._pending: List[Tuple[str, Finding]] = []  # reported only if the library is imported
+        self._bare_roots: List[Tuple[ast.AST, ast.alias, Modules, Rule]] = []
+        self._root_uses: Dict[str, List[str]] = defaultdict(list)
+        self._module_roots = {m.root for m, _ in self.index.modules if m.root}
+        self._calls: Dict[int, ast.Call] = {}  # callee node id -> its call
+
+    def check(self, tree: ast.AST) -> List[Finding]:
+        self.run(tree)
+        self._finish_bare_roots()
+        for library, finding in self._pending:
+            if library in self.imported:
+                self._add(finding)
+        return sorted(self.findings.values(), key=lambda f: (f.line, f.col, f.code))
+
+    # --- reporting --------------------------------------------------------------------
+    def _add(self, finding: Finding) -> None:
+        self.findings.setdefault((finding.line, finding.col, finding.code), finding)
+
+    def report(self, rule: Rule, site: Site, position: Tuple[int, int], library: Optional[str] = None) -> None:
+        if self.in_fallback and rule.shim_exempt:
+            return
+        floor = self.floors.get(rule.timeline.library)
+        finding = Finding(*position, rule.code, rule.message(site, floor), rule)
+        if library is None:
+            self._add(finding)
+        else:
+            self._pending.append((library, finding))
+
+    # --- imports ----------------------------------------------------------------------
+    def _imported(self, module: Optional[str]) -> None:
+        if module:
+            library = _ROOT_TO_LIBRARY.get(module.split(".")[0])
+            if library:
+                self.imported.add(library)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._imported(alias.name)
+            position = _position(alias, node)
+            hit = self.index.deprecated_module(alias.name)
+            if hit:
+                prefix, replacement, rule = hit
+                self.report(rule, Site(node, prefix, replacement), position)
+            elif alias.name in self._module_roots and not alias.asname:
+                m, rule = next((m, r) for m, r in self.index.modules if m.root == alias.name)
+                self._bare_roots.append((node, alias, m, rule))
+            else:
+                self._import_symbol(alias.name, node, position)
+        super().visit_Import(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            super().visit_ImportFrom(node)
+            return
+        self._imported(node.module)
+        hit = self.index.deprecated_module(node.module)
+        if hit:
+            prefix, replacement, rule = hit
+            self.report(rule, Site(node, prefix, replacement), (node.lineno, node.col_offset))
+        else:
+            for alias in node.names:
+                qualname = f"{node.module}.{alias.name}"
+                position = _position(alias, node)
+                hit = self.index.deprecated_module(qualname)
+                if hit:
+                    prefix, replacement, rule = hit
+                    self.report(rule, Site(node, prefix, replacement), position)
+                elif alias.name != "*":
+                    self._import_symbol(qualname, node, position)
+        super().visit_ImportFrom(node)
+
+    def _import_symbol(self, qualname: str, node: ast.AST, position: Tuple[int, int]) -> None:
+        hit = self.index.symbol(qualname)
+        if hit:
+            replacement, rule = hit
+            self.report(rule, Site(node, qualname, replacement), position)
+
+    def star_exports(self, module: str, name: str) -> bool:
+        return self.index.symbol(f"{module}.{name}") is not None
+
+    def _finish_bare_roots(self) -> None:
+        """`import apex` is fine only when the module uses nothing but maintained parts."""
+        for node, alias, m, rule in self._bare_roots:
+            uses = self._root_uses.get(alias.name, [])
+            deprecated = [hit[0] for hit in map(self.index.deprecated_module, uses) if hit]
+            if uses and not deprecated and alias.name not in uses:
+                continue
+            prefix = deprecated[0] if deprecated else alias.name
+            replacement = m.prefixes.get(prefix, "native PyTorch AMP (torch.amp.autocast and torch.amp.GradScaler)")
+            self.report(rule, Site(node, prefix, replacement), _position(alias, node))
+
+    def is_shim(self, body: List[ast.stmt]) -> bool:
+        for node in (n for stmt in body for n in ast.walk(stmt)):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Attribute):
+                names = [self.qualname(node) or ""]
+            else:
+                continue
+            if any(n == new or n.startswith(new + ".") for n in names for new in _NEW_TORCH_AMP):
+                return True
+        return False
+
+    # --- references -------------------------------------------------------------------
+    def _use(self, qualname: Optional[str]) -> None:
+        if qualname and qualname.split(".")[0] in self._module_roots:
+            self._root_uses[qualname.split(".")[0]].append(qualname)
+
+    def _symbol_reference(self, node: ast.AST, qualname: Optional[str]) -> bool:
+        if qualname is None:
+            return False
+        hit = self.index.symbol(qualname)
+        if hit is None:
+            return False
+        replacement, rule = hit
+        self._use(qualname)
+        call = self._calls.get(id(node))
+        self.report(rule, Site(node, qualname, replacement, call=call), (node.lineno, node.col_offset))
+        return True
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            qualname = self.qualname(node)
+            if not self._symbol_reference(node, qualname):
+                self._use(qualname)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if not isinstance(node.ctx, ast.Load):
+            self.visit(node.value)
+            return
+        qualname = self.qualname(node)
+        if self._symbol_reference(node, qualname):
+            return
+        self._attribute_read(node)
+        if isinstance(node.value, ast.Name):
+            self._use(qualname)
+            self._symbol_reference(node.value, self.qualname(node.value))
+        else:
+            self.visit(node.value)
+
+    def _attribute_read(self, node: ast.Attribute) -> None:
+        for m, rule in self.index.attributes.get(node.attr, ()):
+            receiver = node.value
+            last = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
+            resolved = self.class_qualname(receiver)
+            if m.receiver_hint in last.lower() or (
+                resolved and any(symbol_matches(spec, canonical(resolved)) for spec in m.receivers)
+            ):
+                self.report(rule, Site(node, node.attr), (node.lineno, node.col_offset), library=m.library)
+
+    # --- calls, keywords, dicts, argument vectors ------------------------------------
+    def _callee(self, call: ast.Call) -> Optional[str]:
+        name = self.class_qualname(call.func)
+        if name and canonical(name) == "functools.partial" and call.args:
+            name = self.class_qualname(call.args[0])
+        return canonical(name) if name else None
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._calls[id(node.func)] = node
+        callee = self._callee(node)
+        is_dict = isinstance(node.func, ast.Name) and node.func.id == "dict" and self.lookup("dict") is None
+        for kw in node.keywords:
+            if kw.arg is not None:
+                for m, rule in self.index.keywords.get(kw.arg, ()):
+                    self._keyword(m, rule, kw, kw.arg, kw.value, callee, node, is_dict)
+            elif isinstance(kw.value, ast.Dict) and callee:  # f(**{"key": value})
+                for key, value in zip(kw.value.keys, kw.value.values):
+                    name = _literal(key)
+                    for m, rule in self.index.keywords.get(name, ()) if isinstance(name, str) else ():
+                        self._keyword(m, rule, key, name, value, callee, node, False)
+        for m, rule in self.index.positional:
+            if callee and len(node.args) > m.position and any(symbol_matches(s, callee) for s in m.callees):
+                arg = node.args[m.position]
+                if not isinstance(arg, ast.Starred):
+                    self._keyword(m, rule, arg, m.name, arg, callee, node, False)
+        self.generic_visit(node)
+
+    def _keyword(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value, callee, call, is_dict) -> None:
+        replacement = self._value_replacement(m, _literal(value))
+        if replacement is None:
+            return
+        site = Site(at, name, replacement, call=call, value=_literal(value))
+        position = (at.lineno, at.col_offset)
+        if callee and any(symbol_matches(spec, callee) for spec in m.callees):
+            self.report(rule, site, position)
+        elif m.any_call or (m.dict_forms and is_dict):
+            self.report(rule, site, position, library=m.library)
+
+    @staticmethod
+    def _value_replacement(m: Keyword, value: object) -> Optional[str]:
+        """The replacement for a matched value, "" when any value matches, None if no match."""
+        if m.values is None:
+            return ""
+        try:
+            return m.values.get(value)
+        except TypeError:  # unhashable literal
+            return None
+
+    def visit_Dict(self, node: ast.Dict) -> None:
+        for key, value in zip(node.keys, node.values):
+            name = _literal(key)
+            for m, rule in self.index.dict_keys.get(name, ()) if isinstance(name, str) else ():
+                replacement = self._value_replacement(m, _literal(value))
+                if replacement is not None:
+                    site = Site(key, name, replacement, value=_literal(value))
+                    self.report(rule, site, (key.lineno, key.col_offset), library=m.library)
+        self.generic_visit(node)
+
+    def _visit_sequence(self, node) -> None:
+        if isinstance(node.ctx, ast.Load):
+            items = [_literal(e) for e in node.elts]
+            for i, item in enumerate(items):
+                if isinstance(item, str) and item.startswith("--"):
+                    self._argv_flag(node.elts[i], item, items[i + 1] if i + 1 < len(items) else None)
+        self.generic_visit(node)
+
+    visit_List = visit_Tuple = _visit_sequence
+
+    def _argv_flag(self, at: ast.AST, item: str, following: object) -> None:
+        flag, eq, inline_value = item[2:].partition("=")
+        flag = flag.rsplit(".", 1)[-1]  # LightningCLI: --trainer.amp_backend
+        for m, rule in self.index.argv.get(flag, ()):
+            value = inline_value if eq else following
+            replacement = self._value_replacement(m, value)
+            if replacement is not None:
+                site = Site(at, m.name, replacement, value=value)
+                self.report(rule, site, (at.lineno, at.col_offset), library=m.library)
+
+    # --- definitions ------------------------------------------------------------------
+    def on_function(self, node) -> None:
+        for m, rule in self.index.parameters.get(node.name, ()):
+            args = node.args
+            for arg in [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]:
+                if arg.arg == m.name:
+                    self.report(rule, Site(arg, m.name), (arg.lineno, arg.col_offset), library=m.library)
+
+
+def check_tree(tree: ast.AST, floors: Optional[Mapping[str, Version]] = None) -> List[Finding]:
+    return Checker(floors=floors).check(tree)

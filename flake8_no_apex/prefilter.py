@@ -1,0 +1,48 @@
+"""A cheap text test that rules a file out before any tree walk.
+
+Each rule needs certain whole words in the source: the name it matches and an import root
+of its library (a symbol cannot be reached without importing its library). A file passes
+when every group of words of at least one rule is present. Whole words matter: `amp`
+alone would match `example` and `sample` and let nearly every file through.
+"""
+from __future__ import annotations
+
+import re
+from typing import FrozenSet, Iterable, List, Tuple
+
+from .table import LIBRARY_ROOTS, AttributeRead, Keyword, Modules, Parameter, Rule, Symbols
+
+Requirement = Tuple[FrozenSet[str], ...]  # all groups must match; any word of a group will do
+
+
+def _library_of(module: str) -> str:
+    root = module.split(".")[0]
+    return next(lib for lib, roots in LIBRARY_ROOTS.items() if root in roots)
+
+
+def requirements(rules: Iterable[Rule]) -> List[Requirement]:
+    needs: List[Requirement] = []
+    for rule in rules:
+        for m in rule.match:
+            if isinstance(m, Symbols):
+                roots = frozenset(LIBRARY_ROOTS[_library_of(m.module)])
+                needs += [(frozenset({name.rsplit(".", 1)[-1]}), roots) for name in m.names]
+            elif isinstance(m, Modules):
+                needs.append((frozenset({m.root or next(iter(m.prefixes)).split(".")[0]}),))
+            elif isinstance(m, Keyword):
+                library = m.library or _library_of(m.callees[0].split(":")[0])
+                needs.append((frozenset({m.name}), frozenset(LIBRARY_ROOTS[library])))
+            elif isinstance(m, (AttributeRead, Parameter)):
+                needs.append((frozenset({m.name}), frozenset(LIBRARY_ROOTS[m.library])))
+    return sorted(set(needs), key=sorted)
+
+
+class Prefilter:
+    def __init__(self, rules: Iterable[Rule]):
+        self.needs = requirements(rules)
+        words = sorted({word for need in self.needs for group in need for word in group}, key=len, reverse=True)
+        self._words = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, words)))
+
+    def may_match(self, source: str) -> bool:
+        present = set(self._words.findall(source))
+        return any(all(group & present for group in need) for need in self.needs)

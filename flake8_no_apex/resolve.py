@@ -1,0 +1,313 @@
+"""Name resolution: which library object does an expression refer to?
+
+`ScopeVisitor` walks a module once, keeping Python's scopes (module, class, function,
+comprehension) and the bindings imports create in them, so that `tca.autocast` after
+`import torch.cuda.amp as tca` resolves to `torch.cuda.amp.autocast`, while a parameter
+named `torch` shadows the module. Like pyflakes, it visits function bodies after the
+enclosing scope, so a function sees the module's final imports.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterable, List, Optional, Set
+
+# Lightning ships one code base under several names; fold them into one spelling so a
+# rule written for `lightning.pytorch` also covers `pytorch_lightning`.
+_CANONICAL_ROOTS = {
+    "pytorch_lightning": "lightning.pytorch",
+    "lightning_fabric": "lightning.fabric",
+    "lightning_lite": "lightning.fabric",
+}
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+
+
+def canonical(qualname: str) -> str:
+    head, dot, rest = qualname.partition(".")
+    new = _CANONICAL_ROOTS.get(head)
+    return new + dot + rest if new else qualname
+
+
+class Binding:
+    """What a name is bound to: a qualified name (imports and aliases of them) or None."""
+
+    __slots__ = ("qualname", "subclass_of")
+
+    def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None):
+        self.qualname = qualname
+        self.subclass_of = subclass_of  # a local class: the library class it derives from
+
+
+UNKNOWN = Binding()
+
+
+class Scope(Dict[str, Binding]):
+    def __init__(self, kind: str):
+        super().__init__()
+        self.kind = kind
+        self.star_modules: List[str] = []
+
+
+def _target_names(target: ast.AST) -> Iterable[str]:
+    for node in ast.walk(target):
+        if isinstance(node, ast.Name):
+            yield node.id
+
+
+def _local_names(fn: ast.AST) -> Set[str]:
+    """Names a function binds anywhere in its body: Python makes them local throughout."""
+    names: Set[str] = set()
+    declared: Set[str] = set()
+    stack = list(fn.body) if not isinstance(fn, ast.Lambda) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            stack.extend(node.decorator_list)
+            continue
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*":
+                    names.add(alias.asname or alias.name.split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        stack.extend(ast.iter_child_nodes(node))
+    return names - declared
+
+
+def _parameters(args: ast.arguments) -> List[ast.arg]:
+    params = [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]
+    params += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return params
+
+
+class ScopeVisitor(ast.NodeVisitor):
+    """Tracks bindings; subclasses add what to do at references, calls and imports."""
+
+    def __init__(self) -> None:
+        self.scopes: List[Scope] = [Scope("module")]
+        self._deferred: List[tuple] = []
+        self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
+
+    # --- entry point ------------------------------------------------------------------
+    def run(self, tree: ast.AST) -> None:
+        self.visit(tree)
+        while self._deferred:
+            scopes, fn = self._deferred.pop(0)
+            saved, self.scopes = self.scopes, scopes
+            for stmt in fn.body:
+                self.visit(stmt)
+            self.scopes = saved
+
+    # --- lookups ----------------------------------------------------------------------
+    def lookup(self, name: str) -> Optional[Binding]:
+        innermost = len(self.scopes) - 1
+        for depth in range(innermost, -1, -1):
+            scope = self.scopes[depth]
+            if scope.kind == "class" and depth != innermost:
+                continue  # methods do not see class attributes as bare names
+            binding = scope.get(name)
+            if binding is not None:
+                return binding
+        for module in self.scopes[0].star_modules:
+            if self.star_exports(module, name):
+                return Binding(f"{module}.{name}")
+        return None
+
+    def star_exports(self, module: str, name: str) -> bool:
+        """Whether `from module import *` binds `name` as far as the rules care."""
+        return False
+
+    def qualname(self, node: ast.AST) -> Optional[str]:
+        """The dotted name an expression refers to, or None when it is not a library's."""
+        if isinstance(node, ast.Name):
+            binding = self.lookup(node.id)
+            return binding.qualname if binding else None
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def class_qualname(self, node: ast.AST) -> Optional[str]:
+        """Like `qualname`, but a local subclass stands for the library class it extends."""
+        name = self.qualname(node)
+        if name is None and isinstance(node, ast.Name):
+            binding = self.lookup(node.id)
+            name = binding.subclass_of if binding else None
+        return name
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.scopes[-1][name] = binding
+
+    # --- binding statements -----------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.bind(alias.asname, Binding(alias.name))
+            else:
+                root = alias.name.split(".")[0]
+                self.bind(root, Binding(root))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            if alias.name == "*":
+                if not node.level and node.module:
+                    self.scopes[-1].star_modules.append(node.module)
+                continue
+            qualname = f"{node.module}.{alias.name}" if not node.level and node.module else None
+            self.bind(alias.asname or alias.name, Binding(qualname))
+
+    def _assign(self, targets: Iterable[ast.AST], value: Optional[ast.AST]) -> None:
+        alias = self.qualname(value) if value is not None else None
+        for target in targets:
+            if isinstance(target, ast.Name):
+                self.bind(target.id, Binding(alias) if alias else UNKNOWN)
+            else:
+                self.visit(target)  # `obj.attr = ...` reads obj
+                for name in _target_names(target) if isinstance(target, (ast.Tuple, ast.List, ast.Starred)) else ():
+                    self.bind(name, UNKNOWN)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        self._assign(node.targets, node.value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+        self._assign([node.target], node.value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._assign([node.target], None)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.bind(node.target.id, UNKNOWN)
+
+    def _visit_loop(self, node) -> None:
+        self.visit(node.iter)
+        self._assign([node.target], None)
+        for stmt in node.body + node.orelse:
+            self.visit(stmt)
+
+    visit_For = visit_AsyncFor = _visit_loop
+
+    def _visit_with(self, node) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self._assign([item.optional_vars], None)
+        for stmt in node.body:
+            self.visit(stmt)
+
+    visit_With = visit_AsyncWith = _visit_with
+
+    # --- scopes -----------------------------------------------------------------------
+    def _visit_function(self, node) -> None:
+        for expr in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
+            self.visit(expr)
+        for arg in _parameters(node.args):
+            if arg.annotation is not None:
+                self.visit(arg.annotation)
+        if node.returns is not None:
+            self.visit(node.returns)
+        self.bind(node.name, UNKNOWN)
+        self.on_function(node)
+        scope = Scope("function")
+        for name in _local_names(node):
+            scope[name] = UNKNOWN
+        for arg in _parameters(node.args):
+            scope[arg.arg] = UNKNOWN
+        self._deferred.append(([*self.scopes, scope], node))
+
+    visit_FunctionDef = visit_AsyncFunctionDef = _visit_function
+
+    def on_function(self, node) -> None:
+        """Hook: a function definition, seen in its enclosing scope."""
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        for expr in node.args.defaults + [d for d in node.args.kw_defaults if d]:
+            self.visit(expr)
+        scope = Scope("function")
+        for arg in _parameters(node.args):
+            scope[arg.arg] = UNKNOWN
+        self.scopes.append(scope)
+        self.visit(node.body)
+        self.scopes.pop()
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in node.decorator_list + node.bases + [k.value for k in node.keywords]:
+            self.visit(expr)
+        base = next(filter(None, map(self.class_qualname, node.bases)), None)
+        self.scopes.append(Scope("class"))
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+        self.bind(node.name, Binding(None, subclass_of=base))
+
+    def _visit_comprehension(self, node) -> None:
+        first, *rest = node.generators
+        self.visit(first.iter)
+        self.scopes.append(Scope("comprehension"))
+        for generator in node.generators:
+            if generator is not first:
+                self.visit(generator.iter)
+            self._assign([generator.target], None)
+            for condition in generator.ifs:
+                self.visit(condition)
+        for field_name in ("elt", "key", "value"):
+            if hasattr(node, field_name):
+                self.visit(getattr(node, field_name))
+        self.scopes.pop()
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension
+
+    # --- try / except ImportError ---------------------------------------------------------
+    def visit_Try(self, node) -> None:
+        """`try: <new> except ImportError: <old>`: the names keep the try body's binding,
+        since the body is the path taken wherever the new spelling exists."""
+        scope = self.scopes[-1]
+        before = dict(scope)
+        for stmt in node.body:
+            self.visit(stmt)
+        from_body = {k: v for k, v in scope.items() if before.get(k) is not v}
+        guards_import = any(self._catches_import_error(h) for h in node.handlers)
+        shim = guards_import and self.is_shim(node.body)
+        for handler in node.handlers:
+            if handler.type is not None:
+                self.visit(handler.type)
+            if handler.name:
+                self.bind(handler.name, UNKNOWN)
+            fallback = shim and self._catches_import_error(handler)
+            self.in_fallback += fallback
+            for stmt in handler.body:
+                self.visit(stmt)
+            self.in_fallback -= fallback
+        if guards_import:
+            scope.update(from_body)
+        for stmt in node.orelse + node.finalbody:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try
+
+    def is_shim(self, body: List[ast.stmt]) -> bool:
+        """Hook: whether a try body is the new-spelling half of a compatibility shim."""
+        return False
+
+    @staticmethod
+    def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return any(
+            (isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS)
+            or (isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS)
+            for t in types
+        )

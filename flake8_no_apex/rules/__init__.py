@@ -1,0 +1,9 @@
+"""The rule table: every row of every family, in code order."""
+from . import apex, lightning, torch_amp, transformers
+
+RULES = sorted(
+    [*apex.RULES, *lightning.RULES, *torch_amp.RULES, *transformers.RULES],
+    key=lambda rule: rule.code,
+)
+CODES = sorted({rule.code for rule in RULES})
+DEFAULT_OFF = sorted({rule.code for rule in RULES if rule.default_off})

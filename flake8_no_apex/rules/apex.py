@@ -1,0 +1,276 @@
+"""NVIDIA apex: the parts deprecated in 2022 and deleted in 2025 (AX-01..AX-13), and the
+maintained fused kernels that have native equivalents (AX-14..AX-18, off by default).
+
+apex has no usable version numbers (its tags are dates, setup.py always says 0.1), so
+versions here are its tags: deprecated in 23.05, gone from 25.07 on.
+"""
+from __future__ import annotations
+
+from ..table import Fix, Grade, Modules, Rule, Symbols, Timeline
+
+_NATIVE_AMP = 'torch.amp.autocast("cuda") and torch.amp.GradScaler("cuda")'
+_REMOVED = Timeline("apex", "23.05", removed_in="25.07", source="AX-01..AX-12")
+_MAINTAINED_DOC = (
+    "These apex parts are still maintained, so this is not a deprecation: the code is off by "
+    "default (flake8's extended default ignore) and meant for teams removing apex entirely. "
+    "Enable it with `--extend-select {code}` or `--select APX`."
+)
+
+RULES = [
+    Rule(
+        code="APX001",
+        title="import of deprecated NVIDIA apex",
+        match=(
+            Modules(
+                {
+                    "apex.amp": _NATIVE_AMP,
+                    "apex.parallel": "torch.nn.parallel.DistributedDataParallel and torch.nn.SyncBatchNorm",
+                    "apex.fp16_utils": _NATIVE_AMP,
+                    "apex.RNN": "torch.nn.LSTM, torch.nn.GRU or torch.nn.RNN",
+                },
+                root="apex",
+            ),
+        ),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "the import goes once its uses are migrated; each use has its own code"),
+        doc=("apex deprecated `apex.amp`, `apex.parallel`, `apex.fp16_utils` and `apex.RNN` in "
+             "October 2022 (first tag 23.05) and deleted them in May 2025 (first tag without them: "
+             "25.07): the import fails on any current apex build. A bare `import apex` is reported "
+             "unless the module only uses the maintained parts (`apex.optimizers`, "
+             "`apex.normalization`, `apex.contrib`, ...). Imports stay reported inside "
+             "`try/except ImportError`: they are what a migration removes."),
+        before="from apex import amp\n",
+        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
+        invalid=(
+            "import apex.amp as amp\n",
+            "from apex.parallel import DistributedDataParallel as DDP\n",
+            "from apex.fp16_utils import *\n",
+            "import apex\nmodel, opt = apex.amp.initialize(model, opt)\n",
+            "import apex\n",
+            "try:\n    from apex import amp\nexcept ImportError:\n    amp = None\n",
+        ),
+        valid=(
+            "import apex\nopt = apex.optimizers.FusedAdam(params)\n",
+            "from apex.optimizers import FusedAdam\n",
+            "from . import amp\n",
+            "from amp import Amp\n",
+        ),
+    ),
+    Rule(
+        code="APX001",
+        title="import of apex.reparameterization",
+        match=(Modules({"apex.reparameterization": "torch.nn.utils.parametrizations.weight_norm"}),),
+        timeline=Timeline("apex", None, removed_in="23.05", source="AX-13"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "weight norm must be re-applied through torch's parametrizations"),
+        doc=("`apex.reparameterization` warned from April 2022 and was deleted in July 2022: no tag "
+             "from 23.05 on has it."),
+        before="from apex.reparameterization import apply_weight_norm\n",
+        after="from torch.nn.utils.parametrizations import weight_norm\n",
+    ),
+    Rule(
+        code="APX101",
+        title="apex amp.initialize",
+        match=(Symbols("apex.amp", {"initialize": ""}),),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice=f"wrap the forward pass in torch.amp.autocast(\"cuda\") and scale the loss with "
+               f"torch.amp.GradScaler(\"cuda\") (O1 is autocast; O2/O3 have no exact native equivalent)",
+        fix=Fix(Grade.DISPLAY, "opt levels change numerics and the rest of the training step must change "
+                "with it: the migration recipe is shown, not applied"),
+        doc=("`amp.initialize(model, optimizer, opt_level=...)` patched the model and optimizer for "
+             "apex AMP. Native AMP needs no initialization: run the forward pass under "
+             "`torch.amp.autocast(\"cuda\")` and scale the loss with `torch.amp.GradScaler(\"cuda\")`."),
+        before="from apex import amp\n\nmodel, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n",
+        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
+        invalid=("import apex.amp as A\nA.initialize(model, opt)\n",),
+        valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
+    ),
+    Rule(
+        code="APX102",
+        title="apex amp.scale_loss",
+        match=(Symbols("apex.amp", {"scale_loss": ""}),),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice="use scaler.scale(loss).backward(), scaler.step(optimizer) and scaler.update() "
+               "with scaler = torch.amp.GradScaler(\"cuda\")",
+        fix=Fix(Grade.DISPLAY, "the optimizer step moves into the scaler: the recipe is shown, not applied"),
+        doc=("`with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()` emits no warning of "
+             "its own, so static analysis is the only signal before apex 25.07 breaks it."),
+        before=("from apex import amp\n\nwith amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+                "    scaled_loss.backward()\noptimizer.step()\n"),
+        after="scaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()\n",
+        invalid=("from apex.amp import scale_loss\nwith scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",),
+    ),
+    Rule(
+        code="APX103",
+        title="other apex.amp APIs",
+        match=(
+            Symbols(
+                "apex.amp",
+                {
+                    "master_params": "iterate optimizer.param_groups (native AMP keeps fp32 parameters) "
+                                     "and call scaler.unscale_(optimizer) before clipping",
+                    "state_dict": "use scaler.state_dict() of a torch.amp.GradScaler",
+                    "load_state_dict": "use scaler.load_state_dict(...) of a torch.amp.GradScaler",
+                    "init": "use torch.amp.autocast(\"cuda\")",
+                    "half_function": "use torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float16)",
+                    "float_function": "use torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)",
+                    "promote_function": "use torch.amp.autocast(\"cuda\") and cast inputs explicitly",
+                    "register_half_function": "use torch.amp.autocast(\"cuda\") and cast explicitly",
+                    "register_float_function": "use torch.amp.autocast(\"cuda\") and cast explicitly",
+                    "register_promote_function": "use torch.amp.autocast(\"cuda\") and cast explicitly",
+                    "disable_casts": "use torch.amp.autocast(\"cuda\", enabled=False)",
+                },
+            ),
+        ),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice="{replacement}",
+        fix=Fix(Grade.DISPLAY, "each has a different native counterpart, or none: shown, not applied"),
+        doc=("The rest of `apex.amp`: `master_params`, `state_dict`/`load_state_dict`, the old "
+             "\"Amp\" API (`init`, `half_function`, `float_function`, `promote_function`, "
+             "`register_*_function`) and `disable_casts`. Most of them never warned at run time."),
+        before=("from apex import amp\n\ntorch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)\n"),
+        after=("scaler.unscale_(optimizer)\ntorch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"),
+        invalid=("import apex\ncheckpoint = {\"amp\": apex.amp.state_dict()}\n",
+                 "from apex import amp\n\n@amp.float_function\ndef f(x):\n    return x\n"),
+    ),
+    Rule(
+        code="APX104",
+        title="apex.parallel.DistributedDataParallel",
+        match=(Symbols("apex.parallel", {"DistributedDataParallel": ""}),),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice="use torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank]) "
+               "(apex-only arguments such as delay_allreduce have no equivalent)",
+        fix=Fix(Grade.UNSAFE, "the arguments do not map one to one (delay_allreduce, message_size, ...)"),
+        doc="apex's DDP predates `torch.nn.parallel.DistributedDataParallel`, which replaces it.",
+        before="from apex.parallel import DistributedDataParallel as DDP\n\nmodel = DDP(model, delay_allreduce=True)\n",
+        after="import torch\n\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])\n",
+        valid=("import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",),
+    ),
+    Rule(
+        code="APX105",
+        title="apex SyncBatchNorm",
+        match=(
+            Symbols(
+                "apex.parallel",
+                {
+                    "convert_syncbn_model": "use torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)",
+                    "SyncBatchNorm": "use torch.nn.SyncBatchNorm",
+                },
+            ),
+        ),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice="{replacement}",
+        fix=Fix(Grade.UNSAFE, "torch's SyncBatchNorm needs a process group set up the torch way"),
+        doc="`convert_syncbn_model` and apex's `SyncBatchNorm` have had torch counterparts since torch 1.6.",
+        before="import apex\n\nmodel = apex.parallel.convert_syncbn_model(model)\n",
+        after="import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
+        valid=("import torch\nbn = torch.nn.SyncBatchNorm(64)\n",),
+    ),
+    Rule(
+        code="APX106",
+        title="apex.fp16_utils",
+        match=(
+            Symbols(
+                "apex.fp16_utils",
+                {
+                    name: replacement
+                    for names, replacement in (
+                        (("FP16_Optimizer", "FP16Model", "prep_param_lists", "model_grads_to_master_grads",
+                          "master_params_to_model_params", "to_python_float", "clip_grad_norm"), _NATIVE_AMP),
+                        (("LossScaler", "DynamicLossScaler"), 'torch.amp.GradScaler("cuda")'),
+                        (("network_to_half", "tofp16", "BN_convert_float"),
+                         "torch.amp.autocast(\"cuda\") (or model.half(), which is not BatchNorm-safe)"),
+                    )
+                    for name in names
+                },
+            ),
+        ),
+        timeline=_REMOVED,
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "master weights and loss scaling move into GradScaler: shown, not applied"),
+        doc=("The manual mixed-precision helpers of `apex.fp16_utils` (FP16_Optimizer, master "
+             "parameter copies, loss scalers) are what native AMP does for you."),
+        before="from apex.fp16_utils import FP16_Optimizer\n\noptimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n",
+        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
+        invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
+    ),
+    Rule(
+        code="APX107",
+        title="apex.optimizers.FusedAdam",
+        match=(Symbols("apex.optimizers", {"FusedAdam": ""}),),
+        timeline=Timeline("torch", None, replacement_since="2.0", source="AX-14"),
+        subject="{name}",
+        advice="use torch.optim.AdamW(params, ..., fused=True) (FusedAdam defaults to adam_w_mode=True; "
+               "with adam_w_mode=False use torch.optim.Adam(..., fused=True))",
+        fix=Fix(Grade.UNSAFE, "FusedAdam's default is AdamW, not Adam; the fix must pick the class from adam_w_mode"),
+        doc=("`apex.optimizers.FusedAdam` is maintained, but torch has fused Adam since 1.13 and fused "
+             "AdamW since 2.0. " + _MAINTAINED_DOC.format(code="APX107")),
+        before="from apex.optimizers import FusedAdam\n\noptimizer = FusedAdam(model.parameters(), lr=1e-3)\n",
+        after="import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n",
+        valid=("class FusedAdam:\n    pass\n\nopt = FusedAdam()\n",),
+        default_off=True,
+    ),
+    Rule(
+        code="APX107",
+        title="apex.optimizers.FusedSGD",
+        match=(Symbols("apex.optimizers", {"FusedSGD": ""}),),
+        timeline=Timeline("torch", None, replacement_since="2.3", source="AX-15"),
+        subject="{name}",
+        advice="use torch.optim.SGD(params, ..., fused=True)",
+        fix=Fix(Grade.UNSAFE, "the fused kernels differ; results may differ in the last bits"),
+        doc="torch's SGD takes `fused=True` since 2.3. " + _MAINTAINED_DOC.format(code="APX107"),
+        before="import apex\n\noptimizer = apex.optimizers.FusedSGD(params, lr=0.1)\n",
+        after="import torch\n\noptimizer = torch.optim.SGD(params, lr=0.1, fused=True)\n",
+        default_off=True,
+    ),
+    Rule(
+        code="APX107",
+        title="apex fused optimizers without a native twin",
+        match=(Symbols("apex.optimizers", dict.fromkeys(
+            ("FusedLAMB", "FusedNovoGrad", "FusedAdagrad", "FusedMixedPrecisionLamb"), "")),),
+        timeline=Timeline("torch", None, source="AX-16"),
+        subject="{name}",
+        advice="keep apex for it, or move to a native optimizer such as torch.optim.AdamW(fused=True)",
+        fix=Fix(Grade.DISPLAY, "torch has no LAMB or NovoGrad: changing the optimizer changes training"),
+        doc="torch ships no LAMB or NovoGrad. " + _MAINTAINED_DOC.format(code="APX107"),
+        before="from apex.optimizers import FusedLAMB\n",
+        after="import torch\n\noptimizer = torch.optim.AdamW(params, fused=True)\n",
+        default_off=True,
+    ),
+    Rule(
+        code="APX108",
+        title="apex.normalization.FusedLayerNorm",
+        match=(Symbols("apex.normalization", dict.fromkeys(("FusedLayerNorm", "MixedFusedLayerNorm"), "")),),
+        timeline=Timeline("torch", None, replacement_since="1.6", source="AX-17"),
+        subject="{name}",
+        advice="use torch.nn.LayerNorm(normalized_shape, eps=1e-5) (memory_efficient= has no equivalent)",
+        fix=Fix(Grade.UNSAFE, "apex's memory_efficient mode has no torch counterpart"),
+        doc="`torch.nn.LayerNorm` is fused on CUDA. " + _MAINTAINED_DOC.format(code="APX108"),
+        before="from apex.normalization import FusedLayerNorm\n\nnorm = FusedLayerNorm(768)\n",
+        after="import torch\n\nnorm = torch.nn.LayerNorm(768)\n",
+        valid=("class FusedLayerNorm:\n    pass\n\nnorm = FusedLayerNorm(768)\n",),
+        default_off=True,
+    ),
+    Rule(
+        code="APX108",
+        title="apex.normalization.FusedRMSNorm",
+        match=(Symbols("apex.normalization", dict.fromkeys(("FusedRMSNorm", "MixedFusedRMSNorm"), "")),),
+        timeline=Timeline("torch", None, replacement_since="2.4", source="AX-18"),
+        subject="{name}",
+        advice="use torch.nn.RMSNorm(normalized_shape, eps=1e-5) (pass eps: torch defaults to the dtype's epsilon)",
+        fix=Fix(Grade.UNSAFE, "the default eps differs (apex 1e-5, torch finfo(dtype).eps)"),
+        doc="`torch.nn.RMSNorm` exists since torch 2.4. " + _MAINTAINED_DOC.format(code="APX108"),
+        before="import apex.normalization\n\nnorm = apex.normalization.FusedRMSNorm(4096)\n",
+        after="import torch\n\nnorm = torch.nn.RMSNorm(4096, eps=1e-5)\n",
+        default_off=True,
+    ),
+]

@@ -1,0 +1,258 @@
+"""PyTorch Lightning's apex integration and legacy precision API (PL-01..PL-16, LF-01..LF-03).
+
+Symbols are written under `lightning`: the resolver folds `pytorch_lightning`,
+`lightning_fabric` and `lightning_lite` into `lightning.pytorch` / `lightning.fabric`.
+"""
+from __future__ import annotations
+
+from ..table import AttributeRead, Fix, Grade, Keyword, Parameter, Rule, Symbols, Timeline
+
+TRAINERS = ("lightning:Trainer", "lightning:Trainer.from_argparse_args", "lightning:LightningLite")
+_DEEPSPEED_PRECISION = ("lightning:DeepSpeedPrecisionPlugin", "lightning:DeepSpeedPrecision")
+
+# The *Plugin precision classes deprecated in 2.1.1 (CHANGELOG: 2.2.0; the code is in the
+# 2.1.1 tag, see lightning/pytorch/_graveyard/precision.py) and their current names.
+_PLUGIN_SUFFIX_RENAMES = {
+    "MixedPrecisionPlugin": "MixedPrecision",
+    "PrecisionPlugin": "Precision",
+    "DeepSpeedPrecisionPlugin": "DeepSpeedPrecision",
+    "FSDPPrecisionPlugin": "FSDPPrecision",
+    "FSDPMixedPrecisionPlugin": "FSDPPrecision",
+    "HalfPrecisionPlugin": "HalfPrecision",
+    "DoublePrecisionPlugin": "DoublePrecision",
+    "BitsandbytesPrecisionPlugin": "BitsandbytesPrecision",
+    "TransformerEnginePrecisionPlugin": "TransformerEnginePrecision",
+    "XLAPrecisionPlugin": "XLAPrecision",
+}
+
+RULES = [
+    Rule(
+        code="APX002",
+        title="Trainer(amp_backend=...)",
+        match=(Keyword("amp_backend", callees=TRAINERS, library="lightning", any_call=True, dict_forms=True, argv=True),),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-01, PL-18, PL-19"),
+        subject="Trainer(amp_backend=...)",
+        advice='drop it (native AMP is the only backend) and set precision="16-mixed"',
+        fix=Fix(Grade.UNSAFE, 'dropping amp_backend="apex" moves training from apex O1/O2 to native AMP; '
+                'dropping "native" is safe'),
+        doc=("Lightning 1.9 deprecated `amp_backend` (any value, since the default became None) and "
+             "2.0 removed it: `Trainer.__init__` takes no `**kwargs`, so it raises TypeError. Found "
+             "on Trainer calls, on any call and in dict literals or `dict(...)` in a module that "
+             "imports Lightning (Trainer construction is often wrapped), and as `--amp_backend` in "
+             "argument lists."),
+        before='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(amp_backend="apex", precision=16)\n',
+        after='import lightning.pytorch as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
+        invalid=(
+            'import lightning as L\ntrainer_kwargs = {"amp_backend": "native"}\n',
+            'from pytorch_lightning import Trainer\nt = Trainer.from_argparse_args(args, amp_backend="apex")\n',
+            'import pytorch_lightning as pl\nargs = parser.parse_args(["--amp_backend", "apex"])\n',
+            'import pytorch_lightning as pl\ndef build(**kw):\n    return pl.Trainer(**kw)\nbuild(amp_backend="apex")\n',
+            'import functools, pytorch_lightning as pl\nmake = functools.partial(pl.Trainer, amp_backend="apex")\n',
+        ),
+        valid=(
+            'from mylib import Trainer\ntrainer = Trainer(amp_backend="apex")\n',
+            'import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument("--amp_backend", help="apex or native")\n',
+        ),
+    ),
+    Rule(
+        code="APX003",
+        title="amp_level=",
+        match=(
+            Keyword("amp_level", callees=(*TRAINERS, "lightning:ApexMixedPrecisionPlugin", *_DEEPSPEED_PRECISION),
+                    library="lightning", any_call=True, dict_forms=True, argv=True),
+            Keyword("amp_level", callees=_DEEPSPEED_PRECISION, position=2),
+        ),
+        timeline=Timeline("lightning", "1.8.0", removed_in="2.0.0", source="PL-02, PL-11"),
+        subject="amp_level=...",
+        advice="drop it (it only configured apex's opt level)",
+        fix=Fix(Grade.UNSAFE, "dropping it changes training from apex O1/O2 to native AMP"),
+        doc=("`amp_level` selected the apex opt level. Lightning 1.8 deprecated it on the Trainer, "
+             "1.9 everywhere, and 2.0 removed it. Also found positionally: "
+             "`DeepSpeedPrecisionPlugin(16, \"apex\", \"O2\")`."),
+        before='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(precision=16, amp_level="O2")\n',
+        after='import lightning.pytorch as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
+        invalid=(
+            'from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\np = DeepSpeedPrecisionPlugin(16, "apex", "O2")\n',
+            'import pytorch_lightning as pl\nsys.argv += ["--trainer.amp_level=O2"]\n',
+        ),
+        valid=('cfg = dict(amp_level="O1")\n', 'import nemo\nmodel = nemo.Model(amp_level="O1")\n'),
+    ),
+    Rule(
+        code="APX004",
+        title="ApexMixedPrecisionPlugin",
+        match=(Symbols("lightning", {"ApexMixedPrecisionPlugin": ""}),),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="1.9.0", source="PL-04"),
+        subject="{name}",
+        advice='use Trainer(precision="16-mixed"), or MixedPrecision("16-mixed", "cuda") as a plugin',
+        fix=Fix(Grade.UNSAFE, "moves training from apex to native AMP"),
+        doc=("Lightning's apex plugin was deprecated in 1.9 and its module deleted in 2.0. Found at "
+             "imports, calls, subclasses and isinstance checks, under `pytorch_lightning` and "
+             "`lightning.pytorch`."),
+        before=('from pytorch_lightning.plugins import ApexMixedPrecisionPlugin\n\n'
+                'trainer = Trainer(plugins=[ApexMixedPrecisionPlugin(amp_level="O2")])\n'),
+        after='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision="16-mixed")\n',
+        invalid=(
+            'import lightning.pytorch as pl\nclass P(pl.plugins.precision.ApexMixedPrecisionPlugin):\n    pass\n',
+            'import pytorch_lightning as pl\nok = isinstance(p, pl.plugins.ApexMixedPrecisionPlugin)\n',
+        ),
+        valid=('class ApexMixedPrecisionPlugin:\n    pass\n\np = ApexMixedPrecisionPlugin()\n',),
+    ),
+    Rule(
+        code="APX005",
+        title="DeepSpeedPrecisionPlugin(amp_type=...)",
+        match=(Keyword("amp_type", callees=_DEEPSPEED_PRECISION, position=1),),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="2.0.0", source="PL-11, LF-02"),
+        subject="DeepSpeedPrecisionPlugin(amp_type=...)",
+        advice='drop it (native AMP is the only backend): DeepSpeedPrecision("16-mixed")',
+        fix=Fix(Grade.UNSAFE, 'amp_type="apex" moves to native AMP when dropped'),
+        doc=("`DeepSpeedPrecisionPlugin(precision, amp_type, amp_level)` lost `amp_type` and "
+             "`amp_level` in Lightning 2.0 (Lite's `DeepSpeedPrecision` in 1.9)."),
+        before=('from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\n\n'
+                'plugin = DeepSpeedPrecisionPlugin(16, amp_type="apex")\n'),
+        after='from lightning.pytorch.plugins import DeepSpeedPrecision\n\nplugin = DeepSpeedPrecision("16-mixed")\n',
+        invalid=('from lightning_lite.plugins import DeepSpeedPrecision\np = DeepSpeedPrecision(16, "native")\n',),
+    ),
+    Rule(
+        code="APX006",
+        title="AMPType",
+        match=(Symbols("lightning", {"AMPType": ""}),),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-12, LF-03"),
+        subject="{name}",
+        advice='use the string value ("native" or "apex"), or delete the apex branch',
+        fix=Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole"),
+        doc="The `AMPType` enum warns on every member access since Lightning 1.9 and is gone in 2.0.",
+        before=('from pytorch_lightning.utilities import AMPType\n\n'
+                'if trainer.amp_backend == AMPType.APEX:\n    pass\n'),
+        after='if trainer.precision == "16-mixed":\n    pass\n',
+        invalid=('import pytorch_lightning as pl\nbackend = pl.utilities.enums.AMPType("apex")\n',),
+    ),
+    Rule(
+        code="APX006",
+        title="Trainer.amp_backend read",
+        match=(AttributeRead("amp_backend", library="lightning", receiver_hint="trainer", receivers=("lightning:Trainer",)),),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-03"),
+        subject="Trainer.amp_backend",
+        advice="remove it (it is always native); to check for mixed precision use "
+               "isinstance(trainer.precision_plugin, MixedPrecision)",
+        fix=Fix(Grade.DISPLAY, "the check it feeds has to be rewritten by a person"),
+        doc=("Reading `trainer.amp_backend` warns since Lightning 1.9 and fails in 2.0. Found on "
+             "receivers named like a trainer (`trainer`, `self.trainer`) in modules importing Lightning."),
+        before='import lightning.pytorch as pl\n\nif self.trainer.amp_backend == "apex":\n    pass\n',
+        after=('from lightning.pytorch.plugins import MixedPrecision\n\n'
+               'if isinstance(self.trainer.precision_plugin, MixedPrecision):\n    pass\n'),
+        valid=('import pytorch_lightning as pl\nself.amp_backend = "native"\n',
+               'config.amp_backend\n'),
+    ),
+    Rule(
+        code="APX006",
+        title="_APEX_AVAILABLE",
+        match=(Symbols("lightning", {"_APEX_AVAILABLE": ""}),),
+        timeline=Timeline("lightning", None, removed_in="1.9.0", source="PL-14"),
+        subject="{name}",
+        advice='delete the guard, or use importlib.util.find_spec("apex.amp") is not None',
+        fix=Fix(Grade.DISPLAY, "the guarded apex code has to go first"),
+        doc=("`_APEX_AVAILABLE` left `pytorch_lightning.utilities` in 1.9 without deprecation and "
+             "its private re-creation went with the apex plugin in 2.0."),
+        before="from pytorch_lightning.utilities import _APEX_AVAILABLE\n",
+        after='import importlib.util\n\nHAS_APEX = importlib.util.find_spec("apex.amp") is not None\n',
+    ),
+    Rule(
+        code="APX007",
+        title="Native* precision plugins",
+        match=(
+            Symbols(
+                "lightning",
+                {
+                    "NativeMixedPrecisionPlugin": "MixedPrecision",
+                    "ShardedNativeMixedPrecisionPlugin": 'Trainer(strategy="fsdp", precision="16-mixed")',
+                    "FullyShardedNativeMixedPrecisionPlugin": 'Trainer(strategy="fsdp", precision="16-mixed")',
+                    "FullyShardedNativeNativeMixedPrecisionPlugin": "FSDPPrecision",
+                    "NativeMixedPrecision": "MixedPrecision",
+                },
+            ),
+        ),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="1.9.0",
+                          source="PL-05, PL-08, PL-09, PL-10, LF-01"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with the same arguments"),
+        doc=("Lightning 1.9 renamed `NativeMixedPrecisionPlugin` to `MixedPrecisionPlugin` (now "
+             "`MixedPrecision`) and deprecated the FairScale sharded variants; 2.0 removed the old "
+             "names. Lite's `NativeMixedPrecision` became Fabric's `MixedPrecision` in 1.9."),
+        before=('from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\n\n'
+                'plugin = NativeMixedPrecisionPlugin(16, "cuda")\n'),
+        after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
+        invalid=('from lightning_lite.plugins import NativeMixedPrecision\n',),
+        valid=('from lightning.pytorch.plugins import MixedPrecision\n',),
+    ),
+    Rule(
+        code="APX007",
+        title="*Plugin precision classes",
+        match=(Symbols("lightning", _PLUGIN_SUFFIX_RENAMES),),
+        timeline=Timeline("lightning", "2.1.1", replacement_since="2.1.1", source="PL-06, PL-10"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.SAFE, "the old name is a subclass shim of the new one"),
+        doc=("Lightning deprecated the precision classes with a `Plugin` suffix (CHANGELOG 2.2.0; "
+             "the code is already in the 2.1.1 release). They still work through a shim."),
+        before=('from lightning.pytorch.plugins import MixedPrecisionPlugin\n\n'
+                'plugin = MixedPrecisionPlugin("16-mixed", "cuda")\n'),
+        after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
+        invalid=('import lightning.pytorch as pl\np = pl.plugins.precision.DeepSpeedPrecisionPlugin("16-mixed")\n',),
+    ),
+    Rule(
+        code="APX008",
+        title="legacy precision values",
+        match=(
+            Keyword(
+                "precision",
+                callees=("lightning:Trainer", "lightning:Fabric", "lightning:LightningLite"),
+                values={16: '"16-mixed"', "16": '"16-mixed"', "bf16": '"bf16-mixed"',
+                        32: '"32-true"', "32": '"32-true"', 64: '"64-true"', "64": '"64-true"'},
+            ),
+        ),
+        timeline=Timeline("lightning", "2.0.0", replacement_since="2.0.0", source="PL-16"),
+        subject="precision={value}",
+        advice="use precision={replacement}",
+        fix=Fix(Grade.SAFE, "Lightning maps the legacy value to exactly this one"),
+        doc=("Lightning 2.0 renamed the precision values: 16 -> \"16-mixed\", \"bf16\" -> "
+             "\"bf16-mixed\", 32 -> \"32-true\", 64 -> \"64-true\". The old ones are accepted with a "
+             "warning (16, bf16) or silently (32, 64). Only calls that resolve to a Lightning "
+             "`Trainer`, `Fabric` or `LightningLite` (subclasses and `functools.partial` included) "
+             "are checked: `precision=16` elsewhere is not Lightning's."),
+        before='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision=16)\n',
+        after='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision="16-mixed")\n',
+        invalid=(
+            'import lightning as L\nfabric = L.Fabric(precision="bf16")\n',
+            'import pytorch_lightning as pl\nclass MyTrainer(pl.Trainer):\n    pass\nt = MyTrainer(precision=32)\n',
+            'import pytorch_lightning as pl\nt = pl.Trainer(**{"precision": 16})\n',
+        ),
+        valid=(
+            'import numpy as np\nimport pytorch_lightning as pl\nnp.set_printoptions(precision=16)\n',
+            'import pytorch_lightning as pl\nt = pl.Trainer(precision="16-mixed")\n',
+            'import torchmetrics\nm = torchmetrics.Precision(precision=16)\n',
+        ),
+    ),
+    Rule(
+        code="APX009",
+        title="using_native_amp",
+        match=(
+            Parameter("optimizer_step", "using_native_amp", library="lightning"),
+            Keyword("using_native_amp", library="lightning", any_call=True),
+        ),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="2.0.0", source="PL-15"),
+        subject="optimizer_step(using_native_amp=...)",
+        advice="drop it: def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None)",
+        fix=Fix(Grade.DISPLAY, "the 2.0 hook signature drops several parameters at once"),
+        doc=("Overriding `LightningModule.optimizer_step` with a `using_native_amp` parameter warns "
+             "since 1.9; 2.0 calls the hook with the new signature."),
+        before=('import pytorch_lightning as pl\n\nclass M(pl.LightningModule):\n'
+                '    def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx,\n'
+                '                       optimizer_closure, on_tpu, using_native_amp, using_lbfgs):\n'
+                '        optimizer.step(closure=optimizer_closure)\n'),
+        after=('import lightning.pytorch as pl\n\nclass M(pl.LightningModule):\n'
+               '    def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None):\n'
+               '        optimizer.step(closure=optimizer_closure)\n'),
+        valid=('def optimizer_step(self, using_native_amp):\n    pass\n',),
+    ),
+]

@@ -1,0 +1,156 @@
+"""PyTorch's device-specific AMP namespaces, deprecated in torch 2.4 (PT-01..PT-06)."""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional
+
+from ..table import Fix, Grade, Rule, Site, Symbols, Timeline
+
+# The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
+# (device_type, dtype, enabled, cache_enabled). Positional arguments must become keywords.
+_AUTOCAST_PARAMETERS = ("enabled", "dtype", "cache_enabled")
+_LONGEST_SUGGESTION = 100
+
+
+def _arguments(call: Optional[ast.Call], positional_names: tuple) -> Optional[List[str]]:
+    """The call's arguments as keyword arguments, or None when that cannot be done."""
+    if call is None:
+        return []
+    if len(call.args) > len(positional_names) or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    words = [f"{name}={ast.unparse(arg)}" for name, arg in zip(positional_names, call.args)]
+    return words + [ast.unparse(kw) for kw in call.keywords]
+
+
+def _render_call(callee: str, first: str, words: Optional[List[str]]) -> str:
+    """The replacement call, or its short form when the arguments do not fit a message."""
+    text = f"{callee}({', '.join([first, *words])})" if words is not None else ""
+    if not text or len(text) > _LONGEST_SUGGESTION:
+        text = f"{callee}({first}, ...)"
+    return text
+
+
+def _called(site: Site) -> Optional[ast.Call]:
+    return site.call if site.call is not None and site.call.func is site.node else None
+
+
+def autocast_advice(site: Site) -> str:
+    call = _called(site)
+    if call is None:
+        return f'use torch.amp.autocast("{site.replacement}", ...)'
+    return "use " + _render_call("torch.amp.autocast", f'"{site.replacement}"', _arguments(call, _AUTOCAST_PARAMETERS))
+
+
+def grad_scaler_advice(site: Site) -> str:
+    call = _called(site)
+    if call is None:
+        return f'use torch.amp.GradScaler("{site.replacement}", ...)'
+    # the new signature only prepends `device`, so positional arguments keep their meaning
+    words = None if any(isinstance(a, ast.Starred) for a in call.args) else [ast.unparse(a) for a in [*call.args, *call.keywords]]
+    return "use " + _render_call("torch.amp.GradScaler", f'"{site.replacement}"', words)
+
+
+def custom_fwd_advice(site: Site) -> str:
+    decorator = site.replacement
+    call = _called(site)
+    return "use @" + _render_call(f"torch.amp.{decorator}", 'device_type="cuda"', _arguments(call, ()))
+
+
+_FALLBACK_DOC = (
+    "Not reported inside the `except ImportError:` fallback of a compatibility shim whose "
+    "`try:` uses the new spelling."
+)
+
+RULES = [
+    Rule(
+        code="APX201",
+        title="torch.cuda.amp.autocast",
+        match=(Symbols("torch.cuda.amp", {"autocast": "cuda"}),),
+        timeline=Timeline("torch", "2.4", replacement_since="1.12", source="PT-01"),
+        subject="{name}",
+        advice=autocast_advice,
+        fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cuda\", ...) is the same class the old name wraps; "
+                "positional arguments become keywords, so their meaning is kept"),
+        doc=("`torch.cuda.amp.autocast` emits a FutureWarning since torch 2.4. Its positional "
+             "parameters are `(enabled, dtype, cache_enabled)` while `torch.amp.autocast` takes "
+             "`(device_type, dtype, enabled, cache_enabled)`: `autocast(use_amp)` must become "
+             "`autocast(\"cuda\", enabled=use_amp)`, not `autocast(\"cuda\", use_amp)`. " + _FALLBACK_DOC),
+        before="import torch\n\nwith torch.cuda.amp.autocast(use_amp):\n    loss = model(x)\n",
+        after="import torch\n\nwith torch.amp.autocast(\"cuda\", enabled=use_amp):\n    loss = model(x)\n",
+        invalid=(
+            "from torch.cuda.amp import autocast\n",
+            "import torch.cuda.amp as tca\ntca.autocast()\n",
+            "from torch.cuda import amp\n\n@amp.autocast()\ndef forward(x):\n    return x\n",
+            "import torch as th\nctx = th.cuda.amp.autocast_mode.autocast(dtype=th.bfloat16)\n",
+        ),
+        valid=(
+            "import torch\nwith torch.autocast(device_type=\"cuda\"):\n    pass\n",
+            "from torch_xla.amp import autocast\nwith autocast(device):\n    pass\n",
+            "def f(torch):\n    return torch.cuda.amp.autocast()\n",
+            "try:\n    from torch.amp import autocast\nexcept ImportError:\n    from torch.cuda.amp import autocast\n",
+        ),
+        shim_exempt=True,
+    ),
+    Rule(
+        code="APX202",
+        title="torch.cpu.amp.autocast",
+        match=(Symbols("torch.cpu.amp", {"autocast": "cpu"}),),
+        timeline=Timeline("torch", "2.4", replacement_since="1.12", source="PT-02"),
+        subject="{name}",
+        advice=autocast_advice,
+        fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cpu\", ...) is what the old name wraps; positional "
+                "arguments become keywords"),
+        doc=("`torch.cpu.amp.autocast` emits a FutureWarning since torch 2.4; it defaults to "
+             "bfloat16, as `torch.amp.autocast(\"cpu\")` does. " + _FALLBACK_DOC),
+        before="import torch\n\nwith torch.cpu.amp.autocast():\n    y = model(x)\n",
+        after="import torch\n\nwith torch.amp.autocast(\"cpu\"):\n    y = model(x)\n",
+        invalid=("from torch.cpu.amp import autocast as cpu_autocast\nwith cpu_autocast():\n    pass\n",),
+        valid=("import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n",),
+        shim_exempt=True,
+    ),
+    Rule(
+        code="APX203",
+        title="torch.cuda.amp.GradScaler",
+        match=(Symbols("torch.cuda.amp", {"GradScaler": "cuda"}), Symbols("torch.cpu.amp", {"GradScaler": "cpu"})),
+        timeline=Timeline("torch", "2.4", replacement_since="2.3", source="PT-03, PT-04"),
+        subject="{name}",
+        advice=grad_scaler_advice,
+        fix=Fix(Grade.SAFE, "torch.amp.GradScaler only prepends the device to the same parameters"),
+        doc=("`torch.cuda.amp.GradScaler` and `torch.cpu.amp.GradScaler` emit a FutureWarning "
+             "since torch 2.4 (not 2.3: 2.3 added `torch.amp.GradScaler` and kept the old name "
+             "silent). " + _FALLBACK_DOC),
+        before="import torch\n\nscaler = torch.cuda.amp.GradScaler(init_scale=2.0**16)\n",
+        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\", init_scale=2.0**16)\n",
+        invalid=(
+            "from torch.cuda.amp import GradScaler\n",
+            "import torch\nclass MyScaler(torch.cuda.amp.GradScaler):\n    pass\n",
+            "from torch.cuda.amp.grad_scaler import GradScaler\n",
+        ),
+        valid=(
+            "from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler\n",
+            "import paddle\nscaler = paddle.amp.GradScaler()\n",
+            "import torch\nscaler = torch.GradScaler(\"cuda\")\n",
+        ),
+        shim_exempt=True,
+    ),
+    Rule(
+        code="APX204",
+        title="torch.cuda.amp.custom_fwd / custom_bwd",
+        match=(Symbols("torch.cuda.amp", {"custom_fwd": "custom_fwd", "custom_bwd": "custom_bwd"}),),
+        timeline=Timeline("torch", "2.4", replacement_since="2.4", source="PT-05, PT-06"),
+        subject="{name}",
+        advice=custom_fwd_advice,
+        fix=Fix(Grade.SAFE, "torch.amp.custom_fwd(device_type=\"cuda\") is the same decorator; a bare "
+                "@custom_fwd must become a call because device_type is required"),
+        doc=("`torch.cuda.amp.custom_fwd`/`custom_bwd` emit a FutureWarning when applied since "
+             "torch 2.4. The replacement's `device_type` is keyword-only and required, so a bare "
+             "`@custom_fwd` becomes `@torch.amp.custom_fwd(device_type=\"cuda\")`. " + _FALLBACK_DOC),
+        before=("import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+                "    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n"),
+        after=("import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
+               "    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n"),
+        invalid=("from torch.cuda.amp import custom_bwd\n\n@custom_bwd\ndef backward(ctx, g):\n    return g\n",),
+        valid=("from torch.amp import custom_fwd\n\n@custom_fwd(device_type=\"cuda\")\ndef f(x):\n    return x\n",),
+        shim_exempt=True,
+    ),
+]

@@ -1,0 +1,79 @@
+"""Hugging Face transformers' apex options of `TrainingArguments` (TF-01..TF-06)."""
+from __future__ import annotations
+
+from ..table import Fix, Grade, Keyword, Rule, Symbols, Timeline
+
+TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
+
+
+def _option(name: str, values=None) -> Keyword:
+    """A TrainingArguments field: keyword, dict key or `--name` in a transformers module."""
+    return Keyword(name, callees=TRAINING_ARGUMENTS, values=values, library="transformers", dict_forms=True, argv=True)
+
+
+RULES = [
+    Rule(
+        code="APX301",
+        title="fp16_backend=",
+        match=(_option("fp16_backend"),),
+        timeline=Timeline("transformers", "4.13.0", removed_in="5.0.0", replacement_since="4.13.0", source="TF-01"),
+        subject="TrainingArguments(fp16_backend=...)",
+        advice="drop it and keep fp16=True or bf16=True (half_precision_backend, its 4.x name, is gone too)",
+        fix=Fix(Grade.SAFE, "a rename on 4.13-4.57; on 5.x the field no longer exists"),
+        doc=("`fp16_backend` was renamed `half_precision_backend` in transformers 4.13 (FutureWarning) "
+             "and both were removed in 5.0, where the dataclass raises TypeError."),
+        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True, fp16_backend="auto")\n',
+        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True)\n',
+        invalid=(
+            'import transformers\nargs = transformers.Seq2SeqTrainingArguments("out", fp16_backend="amp")\n',
+            'from transformers import HfArgumentParser\nparser.parse_args_into_dataclasses(["--fp16_backend", "auto"])\n',
+            'import transformers\nconfig = {"fp16_backend": "auto"}\n',
+        ),
+        valid=('config = {"fp16_backend": "auto"}\n',),
+    ),
+    Rule(
+        code="APX302",
+        title='half_precision_backend="apex"',
+        match=(_option("half_precision_backend", {"apex": ""}), _option("fp16_backend", {"apex": ""})),
+        timeline=Timeline("transformers", None, removed_in="5.0.0", source="TF-02"),
+        subject="TrainingArguments({name}={value})",
+        advice="drop it and keep fp16=True (native AMP)",
+        fix=Fix(Grade.UNSAFE, "moves training from apex to native AMP"),
+        doc=("The apex backend of the Trainer needs the `apex.amp` that apex deleted in 25.07; "
+             "transformers 5.0 removed `half_precision_backend` altogether."),
+        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True, half_precision_backend="apex")\n',
+        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True)\n',
+        invalid=('from transformers import TrainingArguments\nTrainingArguments("o", fp16_backend="apex")\n',),
+        valid=('from transformers import TrainingArguments\nTrainingArguments("o", half_precision_backend="auto")\n',),
+    ),
+    Rule(
+        code="APX303",
+        title="fp16_opt_level=",
+        match=(_option("fp16_opt_level"),),
+        timeline=Timeline("transformers", None, removed_in="5.0.0", source="TF-05"),
+        subject="TrainingArguments(fp16_opt_level=...)",
+        advice="drop it (it only configured apex's opt level)",
+        fix=Fix(Grade.UNSAFE, "an O2/O3 run changes numerics when it moves to native AMP"),
+        doc="`fp16_opt_level` only ever applied to apex; transformers 5.0 removed it.",
+        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True, fp16_opt_level="O2")\n',
+        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True)\n',
+        invalid=('import transformers\nargv = ["--fp16_opt_level=O2"]\n',),
+    ),
+    Rule(
+        code="APX304",
+        title='optim="adamw_apex_fused"',
+        match=(
+            _option("optim", {"adamw_apex_fused": '"adamw_torch_fused"'}),
+            Symbols("transformers", {"OptimizerNames.ADAMW_APEX_FUSED": '"adamw_torch_fused"'}),
+        ),
+        timeline=Timeline("transformers", None, removed_in="5.8.0", replacement_since="4.27.0", source="TF-06"),
+        subject='optim="adamw_apex_fused"',
+        advice="use optim={replacement}",
+        fix=Fix(Grade.SAFE, "both are fused AdamW with the same hyper-parameters"),
+        doc="`adamw_apex_fused` needs apex; `adamw_torch_fused` (transformers 4.27+) is torch's fused AdamW.",
+        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", optim="adamw_apex_fused")\n',
+        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", optim="adamw_torch_fused")\n',
+        invalid=('from transformers.training_args import OptimizerNames\nname = OptimizerNames.ADAMW_APEX_FUSED\n',),
+        valid=('import torch\nopt = make(optim="adamw_apex_fused")\n',),
+    ),
+]

@@ -1,0 +1,205 @@
+"""The vocabulary of the rule table: timelines, fix grades, matchers and rules.
+
+A rule is data. Its matchers say *what* to look for in terms the checker understands
+(qualified names, keyword arguments, attribute reads, parameters); the checker owns *how*
+to find them. Adding a deprecation means adding a `Rule` row to a module in `rules/`.
+"""
+from __future__ import annotations
+
+import ast
+import enum
+from dataclasses import dataclass
+from typing import Callable, Mapping, Optional, Tuple, Union
+
+from packaging.version import Version
+
+LIBRARY_NAMES = {
+    "apex": "NVIDIA apex",
+    "lightning": "Lightning",
+    "torch": "torch",
+    "transformers": "transformers",
+}
+
+# The import roots by which code reaches each library. Lightning ships under several
+# distribution names; the resolver folds them into `lightning.pytorch` / `lightning.fabric`.
+LIBRARY_ROOTS = {
+    "apex": ("apex",),
+    "lightning": ("lightning", "pytorch_lightning", "lightning_fabric", "lightning_lite"),
+    "torch": ("torch",),
+    "transformers": ("transformers",),
+}
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One deprecation's history, as released versions of `library` (see shared/timeline.md)."""
+
+    library: str
+    deprecated_in: Optional[str]
+    removed_in: Optional[str] = None
+    replacement_since: Optional[str] = None
+    source: str = ""  # the timeline.md row ids this comes from, e.g. "PT-01"
+
+    def phrase(self, floor: Optional[Version] = None) -> str:
+        """How the usage stands for a project whose oldest supported release of the
+        library is `floor` (None: the newest release)."""
+        name = LIBRARY_NAMES[self.library]
+        if self.removed_in and (floor is None or floor >= Version(self.removed_in)):
+            return f"was removed in {name} {short_version(self.removed_in)}"
+        if self.deprecated_in:
+            return f"is deprecated since {name} {short_version(self.deprecated_in)}"
+        if self.removed_in:
+            return f"is removed in {name} {short_version(self.removed_in)}"
+        if self.replacement_since:
+            return f"is maintained, but has a native equivalent since {name} {short_version(self.replacement_since)}"
+        return "is maintained and has no native equivalent"
+
+
+def short_version(version: str) -> str:
+    """'2.0.0' -> '2.0', as release notes name versions; '2.1.1' stays."""
+    parts = version.split(".")
+    while len(parts) > 2 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
+
+
+class Grade(enum.Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY = "display-only"
+
+
+@dataclass(frozen=True)
+class Fix:
+    grade: Grade
+    why: str
+
+
+# --- matchers -----------------------------------------------------------------------------
+# A symbol is written "module:Name". It matches the qualified name module.Name and any
+# module.sub.Name below it, so "torch.cuda.amp:autocast" also covers
+# torch.cuda.amp.autocast_mode.autocast, and "lightning:Trainer" every Lightning spelling.
+
+
+def symbol_matches(spec: str, qualname: str) -> bool:
+    module, name = spec.split(":")
+    return qualname == f"{module}.{name}" or (
+        qualname.startswith(module + ".") and qualname.endswith("." + name)
+    )
+
+
+@dataclass(frozen=True)
+class Symbols:
+    """Names from a library, reported at the import that binds them and at every use.
+
+    `names` maps each name to the text that replaces it (used as `{replacement}` in advice).
+    """
+
+    module: str
+    names: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Modules:
+    """Imports of deprecated modules (`import m`, `from m import x`, `from pkg import m`).
+
+    A bare `import <root>` is reported too, unless the module only uses parts of the
+    package outside `prefixes` (the maintained ones).
+    """
+
+    prefixes: Mapping[str, str]  # deprecated module -> its native replacement
+    root: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Keyword:
+    """A keyword argument, optionally only with some literal values.
+
+    Found on calls whose callee matches one of `callees` (symbol specs, including local
+    subclasses and `functools.partial(callee, ...)`), at `position` among their positional
+    arguments, and, in modules that import `library`:
+    - with `any_call`, on any call (users wrap Trainer construction in their own helpers);
+    - with `dict_forms`, as a key of a dict literal or a `dict(...)` keyword;
+    - with `argv`, as a `--name` string in a list or tuple literal (an argument vector).
+    """
+
+    name: str
+    callees: Tuple[str, ...] = ()
+    values: Optional[Mapping[object, str]] = None  # literal value -> its replacement text
+    position: Optional[int] = None
+    library: Optional[str] = None
+    any_call: bool = False
+    dict_forms: bool = False
+    argv: bool = False
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    """`<receiver>.name` read in a module importing `library`, where the receiver looks
+    like `receiver_hint` (its last identifier contains it) or resolves to `receivers`."""
+
+    name: str
+    library: str
+    receiver_hint: str
+    receivers: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter `name` of a method `function` defined in a module importing `library`."""
+
+    function: str
+    name: str
+    library: str
+
+
+Matcher = Union[Symbols, Modules, Keyword, AttributeRead, Parameter]
+
+
+@dataclass(frozen=True)
+class Site:
+    """What the checker found, as the advice of a rule needs it."""
+
+    node: ast.AST
+    name: str  # the qualified name, keyword or attribute that matched
+    replacement: str = ""  # from the matcher's table
+    call: Optional[ast.Call] = None  # the call whose callee or argument matched
+    value: object = None  # the literal value of a matched keyword, if any
+
+
+Advice = Union[str, Callable[[Site], str]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One deprecated usage. Several rows may share a code when their timelines differ."""
+
+    code: str
+    title: str  # short name for docs and listings
+    match: Tuple[Matcher, ...]
+    timeline: Timeline
+    subject: str  # what is wrong; formatted with {name}, {value} ("(...)" added for calls)
+    advice: Advice  # what to write instead; formatted with {name}, {replacement}
+    fix: Fix
+    doc: str
+    before: str
+    after: str
+    invalid: Tuple[str, ...] = ()  # more snippets that must report this code
+    valid: Tuple[str, ...] = ()  # snippets that must not report it
+    default_off: bool = False  # in flake8's extended default ignore
+    shim_exempt: bool = False  # not reported in an `except ImportError` fallback
+
+    def message(self, site: Site, floor: Optional[Version] = None) -> str:
+        subject = self.subject.format(name=site.name, value=render_literal(site.value))
+        if site.call is not None and site.call.func is site.node:
+            subject += "(...)"
+        if callable(self.advice):
+            advice = self.advice(site)  # already code: its braces are not placeholders
+        else:
+            advice = self.advice.format(name=site.name, replacement=site.replacement)
+        return f"{self.code} {subject} {self.timeline.phrase(floor)}; {advice}"
+
+
+def render_literal(value: object) -> str:
+    """A literal as code, with the double quotes most style guides use."""
+    return f'"{value}"' if isinstance(value, str) else repr(value)
