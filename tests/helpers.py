@@ -1,0 +1,27 @@
+"""Shared test helpers: what the checker reports for a snippet."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from typing import List, Tuple
+
+from flake8_no_apex.checker import check_tree
+
+
+def report(source: str, **kwargs) -> List[Tuple[int, int, str]]:
+    """(line, 1-based column, code) of every finding, as flake8 would print them."""
+    tree = ast.parse(textwrap.dedent(source))
+    return [(f.line, f.col + 1, f.code) for f in check_tree(tree, **kwargs)]
+
+
+def messages(source: str, **kwargs) -> List[str]:
+    return [f.message for f in check_tree(ast.parse(textwrap.dedent(source)), **kwargs)]
+
+
+def codes(source: str, **kwargs) -> List[str]:
+    return [code for _, _, code in report(source, **kwargs)]
+
+
+def check_noop(source: str) -> None:
+    """Nothing to report: the precision half of every rule."""
+    assert report(source) == []

@@ -1,0 +1,411 @@
+"""Names are resolved, not grepped: aliases, scopes, shims and look-alikes per family."""
+from __future__ import annotations
+
+from helpers import check_noop, codes, messages, report
+
+
+# --- torch ---------------------------------------------------------------------------------
+def test_torch_import_lines_bind_and_report_each_name():
+    assert report("from torch.cuda.amp import autocast, GradScaler\n") == [(1, 28, "APX201"), (1, 38, "APX203")]
+
+
+def test_torch_aliases_every_spelling():
+    assert report(
+        """
+        import torch as th
+        import torch.cuda.amp as tca
+        from torch.cuda import amp
+        th.cuda.amp.GradScaler()
+        tca.autocast()
+        amp.autocast()
+        with amp.autocast(enabled=False):
+            pass
+        """
+    ) == [(5, 1, "APX203"), (6, 1, "APX201"), (7, 1, "APX201"), (8, 6, "APX201")]
+
+
+def test_torch_reference_without_call_decorators_and_subclasses():
+    assert codes(
+        """
+        import torch
+        ctx = torch.cuda.amp.autocast
+        @torch.cuda.amp.custom_fwd
+        def f(x):
+            return x
+        class S(torch.cuda.amp.GradScaler):
+            pass
+        """
+    ) == ["APX201", "APX204", "APX203"]
+
+
+def test_positional_trap_in_the_advice():
+    (message,) = messages("import torch\nwith torch.cuda.amp.autocast(use_amp):\n    pass\n")
+    assert message == (
+        "APX201 torch.cuda.amp.autocast(...) is deprecated since torch 2.4; "
+        'use torch.amp.autocast("cuda", enabled=use_amp)'
+    )
+    (message,) = messages("import torch\ntorch.cuda.amp.autocast(True, torch.bfloat16, cache_enabled=False)\n")
+    assert message.endswith(
+        'use torch.amp.autocast("cuda", enabled=True, dtype=torch.bfloat16, cache_enabled=False)'
+    )
+    (message,) = messages("import torch\ntorch.cuda.amp.autocast(*args)\n")
+    assert message.endswith('use torch.amp.autocast("cuda", ...)')
+
+
+def test_custom_fwd_bare_decorator_needs_device_type():
+    (message,) = messages("import torch\n@torch.cuda.amp.custom_bwd\ndef b(ctx, g):\n    return g\n")
+    assert message.endswith('use @torch.amp.custom_bwd(device_type="cuda")')
+
+
+def test_cpu_grad_scaler_gets_cpu_device():
+    (message,) = messages("import torch\ns = torch.cpu.amp.GradScaler()\n")
+    assert message.startswith("APX203 torch.cpu.amp.GradScaler(...)")
+    assert message.endswith('use torch.amp.GradScaler("cpu")')
+
+
+def test_torch_parameter_and_local_shadow_the_module():
+    check_noop(
+        """
+        import torch
+        def f(torch):
+            return torch.cuda.amp.autocast()
+        def g():
+            torch = load()
+            return torch.cuda.amp.GradScaler()
+        def h():
+            amp = make()
+            return amp.autocast()
+        lam = lambda torch: torch.cuda.amp.autocast()
+        values = [torch.cuda.amp.autocast() for torch in modules]
+        """
+    )
+
+
+def test_function_sees_module_imports_made_after_it():
+    assert codes("def f():\n    return tca.autocast()\nimport torch.cuda.amp as tca\n") == ["APX201"]
+
+
+def test_class_attribute_is_not_visible_in_methods():
+    check_noop(
+        """
+        import torch
+        class C:
+            torch = None
+            def m(self, torch):
+                return torch.cuda.amp.autocast()
+        """
+    )
+
+
+def test_star_import_binds_deprecated_names():
+    assert report("from torch.cuda.amp import *\nwith autocast():\n    pass\n") == [(2, 6, "APX201")]
+
+
+def test_migrated_torch_code_is_clean():
+    check_noop(
+        """
+        import torch
+        from torch.amp import autocast, GradScaler
+        with torch.amp.autocast("cuda"), torch.autocast(device_type="cuda"):
+            scaler = torch.amp.GradScaler("cuda")
+        torch.cuda.amp.common.amp_definitely_not_available()
+        """
+    )
+
+
+def test_other_libraries_autocast_and_grad_scaler_are_not_ours():
+    check_noop(
+        """
+        from torch_xla.amp import autocast, GradScaler
+        import paddle
+        from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
+        with autocast(device):
+            scaler = GradScaler()
+        s = paddle.amp.GradScaler()
+        """
+    )
+
+
+def test_compatibility_shim_is_not_reported_and_binds_the_new_name():
+    check_noop(
+        """
+        try:
+            from torch.amp import autocast, GradScaler
+        except ImportError:
+            from torch.cuda.amp import autocast, GradScaler
+        with autocast("cuda"):
+            pass
+        """
+    )
+    check_noop(
+        """
+        import torch
+        try:
+            scaler = torch.amp.GradScaler(device="cuda")
+        except (AttributeError, TypeError):
+            scaler = torch.cuda.amp.GradScaler()
+        """
+    )
+
+
+def test_try_without_new_spelling_is_no_shim():
+    assert codes("try:\n    import foo\nexcept ImportError:\n    from torch.cuda.amp import autocast\n") == ["APX201"]
+
+
+def test_strings_comments_and_docstrings_are_ignored():
+    check_noop(
+        '''
+        """Uses torch.cuda.amp.autocast and from apex import amp."""
+        # amp.initialize(model, optimizer)
+        text = "torch.cuda.amp.GradScaler()"
+        parser.add_argument("--amp", help="use apex amp.initialize; amp_backend=apex")
+        '''
+    )
+
+
+# --- apex ----------------------------------------------------------------------------------
+def test_apex_aliases_reach_use_sites():
+    assert report(
+        """
+        from apex import amp as A
+        import apex
+        model, opt = A.initialize(model, opt, opt_level="O1")
+        with apex.amp.scale_loss(loss, opt) as s:
+            s.backward()
+        """
+    ) == [(2, 18, "APX001"), (3, 8, "APX001"), (4, 14, "APX101"), (5, 6, "APX102")]
+
+
+def test_apex_import_forms():
+    assert report("import apex.amp as amp\n") == [(1, 8, "APX001")]
+    assert report("from apex.parallel import DistributedDataParallel as DDP, convert_syncbn_model\n") == [
+        (1, 1, "APX001")
+    ]
+    assert report("from apex import amp, optimizers\n") == [(1, 18, "APX001")]
+    assert report("import apex.RNN\n") == [(1, 8, "APX001")]
+
+
+def test_apex_message_names_submodule_and_replacement():
+    (message,) = messages("from apex.parallel import SyncBatchNorm\n")
+    assert message == (
+        "APX001 apex.parallel was removed in NVIDIA apex 25.07; "
+        "use torch.nn.parallel.DistributedDataParallel and torch.nn.SyncBatchNorm"
+    )
+
+
+def test_bare_apex_import_with_only_maintained_parts_is_fine():
+    maintained_only = "import apex\nopt = apex.optimizers.FusedAdam(p)\nnorm = apex.normalization.FusedLayerNorm(8)\n"
+    assert codes(maintained_only) == ["APX107", "APX108"]  # off by default in flake8
+    assert codes("import apex\nopt = apex.optimizers.FusedAdam(p)\napex.parallel.convert_syncbn_model(m)\n") == [
+        "APX001", "APX107", "APX105"
+    ]
+
+
+def test_apex_use_sites_through_from_imports():
+    assert codes(
+        """
+        from apex.parallel import DistributedDataParallel as DDP, SyncBatchNorm
+        from apex.fp16_utils import FP16_Optimizer
+        model = DDP(model, delay_allreduce=True)
+        bn = SyncBatchNorm(64)
+        opt = FP16_Optimizer(opt)
+        """
+    ) == ["APX001", "APX001", "APX104", "APX105", "APX106"]
+
+
+def test_amp_that_is_not_apex():
+    check_noop(
+        """
+        import numpy as np
+        from amp import Amp
+        amp = np.abs(stft)
+        amp.initialize()
+        apex = {"amp": 1}
+        apex["amp"].initialize()
+        class FusedLayerNorm:
+            pass
+        FusedLayerNorm(8)
+        """
+    )
+
+
+def test_apex_import_in_try_is_still_reported():
+    assert codes("try:\n    from apex import amp\nexcept ImportError:\n    amp = None\namp.initialize(m)\n") == [
+        "APX001", "APX101"
+    ]
+
+
+# --- Lightning -----------------------------------------------------------------------------
+def test_trainer_keywords_on_every_lightning_spelling():
+    assert codes(
+        """
+        import pytorch_lightning as pl
+        import lightning as L
+        from lightning.pytorch import Trainer
+        pl.Trainer(amp_backend="apex", amp_level="O2")
+        L.Trainer(amp_backend="native")
+        Trainer(precision=16)
+        L.pytorch.Trainer(precision="bf16")
+        """
+    ) == ["APX002", "APX003", "APX002", "APX008", "APX008"]
+
+
+def test_amp_backend_in_wrappers_dicts_and_argv():
+    assert report(
+        """
+        import pytorch_lightning as pl
+        kwargs = dict(amp_backend="apex")
+        config = {"trainer": {"amp_level": "O2"}}
+        trainer = make_trainer(amp_backend="native")
+        args = parser.parse_args(["--amp_backend=apex", "--amp_level", "O2"])
+        """
+    ) == [(3, 15, "APX002"), (4, 23, "APX003"), (5, 24, "APX002"), (6, 27, "APX002"), (6, 49, "APX003")]
+
+
+def test_amp_keywords_outside_lightning_modules_are_not_ours():
+    check_noop(
+        """
+        from nemo import Trainer
+        cfg = dict(amp_level="O1")
+        Trainer(amp_backend="apex")
+        argv = ["--amp_backend", "apex"]
+        """
+    )
+
+
+def test_precision_only_on_resolved_lightning_calls():
+    assert codes(
+        """
+        import numpy as np
+        import torch
+        import pytorch_lightning as pl
+        np.set_printoptions(precision=16)
+        torch.set_printoptions(precision=16)
+        trainer = pl.Trainer(precision=16)
+        fabric_cls = pl.Trainer
+        fabric_cls(precision=64)
+        pl.Trainer(precision="16-mixed")
+        """
+    ) == ["APX008", "APX008"]
+
+
+def test_precision_message_gives_the_new_value():
+    (message,) = messages('from lightning import Fabric\nFabric(precision="bf16")\n')
+    assert message == 'APX008 precision="bf16" is deprecated since Lightning 2.0; use precision="bf16-mixed"'
+
+
+def test_amp_backend_message_matches_the_documented_one():
+    (message,) = messages('from pytorch_lightning import Trainer\nTrainer(amp_backend="apex")\n')
+    assert message == (
+        "APX002 Trainer(amp_backend=...) was removed in Lightning 2.0; "
+        'drop it (native AMP is the only backend) and set precision="16-mixed"'
+    )
+
+
+def test_lightning_classes_at_import_call_subclass_isinstance():
+    assert report(
+        """
+        from pytorch_lightning.plugins import ApexMixedPrecisionPlugin as Apex
+        import lightning.pytorch as pl
+        p = Apex(amp_level="O2")
+        class Mine(pl.plugins.precision.ApexMixedPrecisionPlugin):
+            pass
+        isinstance(p, Apex)
+        """
+    ) == [(2, 39, "APX004"), (4, 5, "APX004"), (4, 10, "APX003"), (5, 12, "APX004"), (7, 15, "APX004")]
+
+
+def test_renamed_plugins_name_their_current_class():
+    assert messages("from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\n") == [
+        "APX007 pytorch_lightning.plugins.NativeMixedPrecisionPlugin was removed in Lightning 2.0; use MixedPrecision"
+    ]
+    assert messages("from lightning.pytorch.plugins.precision import FSDPMixedPrecisionPlugin\n") == [
+        "APX007 lightning.pytorch.plugins.precision.FSDPMixedPrecisionPlugin is deprecated since Lightning 2.1.1; "
+        "use FSDPPrecision"
+    ]
+
+
+def test_amp_type_and_amp_backend_reads():
+    assert codes(
+        """
+        from pytorch_lightning.utilities.enums import AMPType
+        import pytorch_lightning as pl
+        class Cb(pl.Callback):
+            def on_fit_start(self, trainer, pl_module):
+                if trainer.amp_backend == AMPType.APEX or self.trainer.amp_backend == "apex":
+                    pass
+        """
+    ) == ["APX006", "APX006", "APX006", "APX006"]
+
+
+def test_amp_backend_attribute_on_non_trainers():
+    check_noop("import pytorch_lightning as pl\nbackend = config.amp_backend\nself.amp_backend = 'native'\n")
+    check_noop("backend = trainer.amp_backend\n")
+
+
+def test_deepspeed_positional_forms():
+    assert report(
+        'from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin as DS\nDS(16, "apex", "O2")\n'
+    ) == [(1, 39, "APX007"), (2, 1, "APX007"), (2, 8, "APX005"), (2, 16, "APX003")]
+
+
+def test_optimizer_step_override_with_using_native_amp():
+    assert report(
+        """
+        import pytorch_lightning as pl
+        class M(pl.LightningModule):
+            def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_idx=0,
+                               optimizer_closure=None, on_tpu=False, using_native_amp=False,
+                               using_lbfgs=False):
+                super().optimizer_step(epoch, batch_idx, optimizer, using_native_amp=using_native_amp)
+        """
+    ) == [(5, 62, "APX009"), (7, 61, "APX009")]
+
+
+def test_functools_partial_and_local_subclass_resolve_to_trainer():
+    assert codes(
+        """
+        import functools
+        from pytorch_lightning import Trainer
+        class MyTrainer(Trainer):
+            pass
+        MyTrainer(precision=16)
+        make = functools.partial(Trainer, precision="16")
+        """
+    ) == ["APX008", "APX008"]
+
+
+# --- transformers --------------------------------------------------------------------------
+def test_training_arguments_forms():
+    assert report(
+        """
+        from transformers import TrainingArguments, Seq2SeqTrainingArguments as S2S
+        a = TrainingArguments("out", fp16=True, fp16_backend="apex", fp16_opt_level="O2")
+        b = S2S("out", half_precision_backend="apex", optim="adamw_apex_fused")
+        c = dict(fp16_backend="auto")
+        d = {"half_precision_backend": "apex"}
+        argv = ["--fp16_opt_level", "O1", "--optim=adamw_apex_fused"]
+        """
+    ) == [
+        (3, 41, "APX301"), (3, 41, "APX302"), (3, 62, "APX303"),
+        (4, 16, "APX302"), (4, 47, "APX304"),
+        (5, 10, "APX301"),
+        (6, 6, "APX302"),
+        (7, 9, "APX303"), (7, 35, "APX304"),
+    ]
+
+
+def test_transformers_migrated_and_unrelated_code():
+    check_noop(
+        """
+        from transformers import TrainingArguments
+        TrainingArguments("out", fp16=True, half_precision_backend="auto", optim="adamw_torch_fused")
+        other(fp16_backend="apex")
+        """
+    )
+    check_noop('config = {"fp16_backend": "apex"}\nargv = ["--fp16_backend", "apex"]\n')
+
+
+def test_findings_are_sorted_and_unique():
+    found = report("import pytorch_lightning as pl\npl.Trainer(**{'amp_backend': 'apex', 'precision': 16})\n")
+    assert found == [(2, 15, "APX002"), (2, 38, "APX008")]

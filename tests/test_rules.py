@@ -1,0 +1,60 @@
+"""The rule table is complete, and every rule's own examples behave as documented."""
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from flake8_no_apex.rules import CODES, RULES
+from flake8_no_apex.table import LIBRARY_NAMES, Grade
+from helpers import codes, messages
+
+RULE_IDS = [f"{rule.code}-{rule.title}" for rule in RULES]
+
+
+def test_codes_are_the_public_table():
+    assert CODES == [
+        "APX001", "APX002", "APX003", "APX004", "APX005", "APX006", "APX007", "APX008", "APX009",
+        "APX101", "APX102", "APX103", "APX104", "APX105", "APX106", "APX107", "APX108",
+        "APX201", "APX202", "APX203", "APX204",
+        "APX301", "APX302", "APX303", "APX304",
+    ]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=RULE_IDS)
+def test_rule_is_documented(rule):
+    assert re.fullmatch(r"APX\d{3}", rule.code)
+    assert rule.title and rule.doc.strip() and rule.before.strip() and rule.after.strip()
+    assert rule.timeline.library in LIBRARY_NAMES
+    assert rule.timeline.source, "every row cites its shared/timeline.md entry"
+    assert rule.timeline.deprecated_in or rule.timeline.removed_in or rule.default_off
+    assert isinstance(rule.fix.grade, Grade) and rule.fix.why.strip()
+    assert rule.match
+
+
+@pytest.mark.parametrize("rule", RULES, ids=RULE_IDS)
+def test_before_and_invalid_examples_report_the_code(rule):
+    for example in (rule.before, *rule.invalid):
+        assert rule.code in codes(example), example
+
+
+@pytest.mark.parametrize("rule", RULES, ids=RULE_IDS)
+def test_after_and_valid_examples_do_not(rule):
+    for example in (rule.after, *rule.valid):
+        ast.parse(example)
+        assert rule.code not in codes(example), example
+
+
+@pytest.mark.parametrize("rule", RULES, ids=RULE_IDS)
+def test_message_is_one_line_in_the_house_style(rule):
+    message = next(m for m in messages(rule.before) if m.startswith(rule.code + " "))
+    assert "\n" not in message
+    what, advice = message.split("; ", 1)
+    assert re.search(r" (is deprecated since|was removed in|is removed in|is maintained)", what), message
+    assert advice.split()[0] in {"use", "drop", "remove", "delete", "wrap", "iterate", "keep"}, message
+
+
+def test_rules_of_a_code_share_its_default():
+    for code in CODES:
+        assert len({rule.default_off for rule in RULES if rule.code == code}) == 1
