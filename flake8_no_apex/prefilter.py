@@ -30,8 +30,11 @@ def requirements(rules: Iterable[Rule]) -> List[Requirement]:
             elif isinstance(m, Modules):
                 needs.append((frozenset({m.root or next(iter(m.prefixes)).split(".")[0]}),))
             elif isinstance(m, Keyword):
-                library = m.library or _library_of(m.callees[0].split(":")[0])
-                needs.append((frozenset({m.name}), frozenset(LIBRARY_ROOTS[library])))
+                roots = frozenset(LIBRARY_ROOTS[m.library or _library_of(m.callees[0].split(":")[0])])
+                needs.append((frozenset({m.name}), roots))
+                if m.position is not None:  # a positional argument is found by its callee's name
+                    callees = frozenset(spec.split(":")[1].split(".")[0] for spec in m.callees)
+                    needs.append((callees, roots))
             elif isinstance(m, (AttributeRead, Parameter)):
                 needs.append((frozenset({m.name}), frozenset(LIBRARY_ROOTS[m.library])))
     return sorted(set(needs), key=sorted)

@@ -14,7 +14,7 @@ EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 
 def flake8(*args: str, stdin: str = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "flake8", "--format=%(row)d:%(col)d:%(code)s", *args],
+        [sys.executable, "-m", "flake8", "--isolated", "--format=%(row)d:%(col)d:%(code)s", *args],
         capture_output=True, text=True, input=stdin, check=False,
     )
 

@@ -77,8 +77,8 @@ RULES = [
         match=(Symbols("apex.amp", {"initialize": ""}),),
         timeline=_REMOVED,
         subject="{name}",
-        advice=f"wrap the forward pass in torch.amp.autocast(\"cuda\") and scale the loss with "
-               f"torch.amp.GradScaler(\"cuda\") (O1 is autocast; O2/O3 have no exact native equivalent)",
+        advice="wrap the forward pass in torch.amp.autocast(\"cuda\") and scale the loss with "
+               "torch.amp.GradScaler(\"cuda\") (O1 is autocast; O2/O3 have no exact native equivalent)",
         fix=Fix(Grade.DISPLAY, "opt levels change numerics and the rest of the training step must change "
                 "with it: the migration recipe is shown, not applied"),
         doc=("`amp.initialize(model, optimizer, opt_level=...)` patched the model and optimizer for "
@@ -199,7 +199,8 @@ RULES = [
         fix=Fix(Grade.DISPLAY, "master weights and loss scaling move into GradScaler: shown, not applied"),
         doc=("The manual mixed-precision helpers of `apex.fp16_utils` (FP16_Optimizer, master "
              "parameter copies, loss scalers) are what native AMP does for you."),
-        before="from apex.fp16_utils import FP16_Optimizer\n\noptimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n",
+        before=("from apex.fp16_utils import FP16_Optimizer\n\n"
+                "optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n"),
         after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
         invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
     ),

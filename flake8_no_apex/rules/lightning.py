@@ -29,7 +29,9 @@ RULES = [
     Rule(
         code="APX002",
         title="Trainer(amp_backend=...)",
-        match=(Keyword("amp_backend", callees=TRAINERS, library="lightning", any_call=True, dict_forms=True, argv=True),),
+        match=(
+            Keyword("amp_backend", callees=TRAINERS, library="lightning", any_call=True, dict_forms=True, argv=True),
+        ),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-01, PL-18, PL-19"),
         subject="Trainer(amp_backend=...)",
         advice='drop it (native AMP is the only backend) and set precision="16-mixed"',
@@ -46,12 +48,14 @@ RULES = [
             'import lightning as L\ntrainer_kwargs = {"amp_backend": "native"}\n',
             'from pytorch_lightning import Trainer\nt = Trainer.from_argparse_args(args, amp_backend="apex")\n',
             'import pytorch_lightning as pl\nargs = parser.parse_args(["--amp_backend", "apex"])\n',
-            'import pytorch_lightning as pl\ndef build(**kw):\n    return pl.Trainer(**kw)\nbuild(amp_backend="apex")\n',
+            'import pytorch_lightning as pl\ndef build(**kw):\n    return pl.Trainer(**kw)\n'
+            'build(amp_backend="apex")\n',
             'import functools, pytorch_lightning as pl\nmake = functools.partial(pl.Trainer, amp_backend="apex")\n',
         ),
         valid=(
             'from mylib import Trainer\ntrainer = Trainer(amp_backend="apex")\n',
-            'import argparse\nparser = argparse.ArgumentParser()\nparser.add_argument("--amp_backend", help="apex or native")\n',
+            'import argparse\nparser = argparse.ArgumentParser()\n'
+            'parser.add_argument("--amp_backend", help="apex or native")\n',
         ),
     ),
     Rule(
@@ -72,7 +76,8 @@ RULES = [
         before='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(precision=16, amp_level="O2")\n',
         after='import lightning.pytorch as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
         invalid=(
-            'from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\np = DeepSpeedPrecisionPlugin(16, "apex", "O2")\n',
+            'from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\n'
+            'p = DeepSpeedPrecisionPlugin(16, "apex", "O2")\n',
             'import pytorch_lightning as pl\nsys.argv += ["--trainer.amp_level=O2"]\n',
         ),
         valid=('cfg = dict(amp_level="O1")\n', 'import nemo\nmodel = nemo.Model(amp_level="O1")\n'),
@@ -129,7 +134,11 @@ RULES = [
     Rule(
         code="APX006",
         title="Trainer.amp_backend read",
-        match=(AttributeRead("amp_backend", library="lightning", receiver_hint="trainer", receivers=("lightning:Trainer",)),),
+        match=(
+            AttributeRead(
+                "amp_backend", library="lightning", receiver_hint="trainer", receivers=("lightning:Trainer",)
+            ),
+        ),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-03"),
         subject="Trainer.amp_backend",
         advice="remove it (it is always native); to check for mixed precision use "

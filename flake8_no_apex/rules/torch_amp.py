@@ -46,7 +46,9 @@ def grad_scaler_advice(site: Site) -> str:
     if call is None:
         return f'use torch.amp.GradScaler("{site.replacement}", ...)'
     # the new signature only prepends `device`, so positional arguments keep their meaning
-    words = None if any(isinstance(a, ast.Starred) for a in call.args) else [ast.unparse(a) for a in [*call.args, *call.keywords]]
+    words = None
+    if not any(isinstance(a, ast.Starred) for a in call.args):
+        words = [ast.unparse(a) for a in [*call.args, *call.keywords]]
     return "use " + _render_call("torch.amp.GradScaler", f'"{site.replacement}"', words)
 
 
@@ -146,9 +148,11 @@ RULES = [
              "torch 2.4. The replacement's `device_type` is keyword-only and required, so a bare "
              "`@custom_fwd` becomes `@torch.amp.custom_fwd(device_type=\"cuda\")`. " + _FALLBACK_DOC),
         before=("import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
-                "    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n"),
+                "    @torch.cuda.amp.custom_fwd(cast_inputs=torch.float32)\n"
+                "    def forward(ctx, x):\n        return x\n"),
         after=("import torch\n\nclass F(torch.autograd.Function):\n    @staticmethod\n"
-               "    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n    def forward(ctx, x):\n        return x\n"),
+               "    @torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)\n"
+               "    def forward(ctx, x):\n        return x\n"),
         invalid=("from torch.cuda.amp import custom_bwd\n\n@custom_bwd\ndef backward(ctx, g):\n    return g\n",),
         valid=("from torch.amp import custom_fwd\n\n@custom_fwd(device_type=\"cuda\")\ndef f(x):\n    return x\n",),
         shim_exempt=True,

@@ -22,11 +22,18 @@ RULES = [
         fix=Fix(Grade.SAFE, "a rename on 4.13-4.57; on 5.x the field no longer exists"),
         doc=("`fp16_backend` was renamed `half_precision_backend` in transformers 4.13 (FutureWarning) "
              "and both were removed in 5.0, where the dataclass raises TypeError."),
-        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True, fp16_backend="auto")\n',
-        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True)\n',
+        before=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True, fp16_backend="auto")\n'
+        ),
+        after=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True)\n'
+        ),
         invalid=(
             'import transformers\nargs = transformers.Seq2SeqTrainingArguments("out", fp16_backend="amp")\n',
-            'from transformers import HfArgumentParser\nparser.parse_args_into_dataclasses(["--fp16_backend", "auto"])\n',
+            'from transformers import HfArgumentParser\n'
+            'parser.parse_args_into_dataclasses(["--fp16_backend", "auto"])\n',
             'import transformers\nconfig = {"fp16_backend": "auto"}\n',
         ),
         valid=('config = {"fp16_backend": "auto"}\n',),
@@ -41,8 +48,14 @@ RULES = [
         fix=Fix(Grade.UNSAFE, "moves training from apex to native AMP"),
         doc=("The apex backend of the Trainer needs the `apex.amp` that apex deleted in 25.07; "
              "transformers 5.0 removed `half_precision_backend` altogether."),
-        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True, half_precision_backend="apex")\n',
-        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True)\n',
+        before=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True, half_precision_backend="apex")\n'
+        ),
+        after=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True)\n'
+        ),
         invalid=('from transformers import TrainingArguments\nTrainingArguments("o", fp16_backend="apex")\n',),
         valid=('from transformers import TrainingArguments\nTrainingArguments("o", half_precision_backend="auto")\n',),
     ),
@@ -55,8 +68,14 @@ RULES = [
         advice="drop it (it only configured apex's opt level)",
         fix=Fix(Grade.UNSAFE, "an O2/O3 run changes numerics when it moves to native AMP"),
         doc="`fp16_opt_level` only ever applied to apex; transformers 5.0 removed it.",
-        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True, fp16_opt_level="O2")\n',
-        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", fp16=True)\n',
+        before=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True, fp16_opt_level="O2")\n'
+        ),
+        after=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True)\n'
+        ),
         invalid=('import transformers\nargv = ["--fp16_opt_level=O2"]\n',),
     ),
     Rule(
@@ -71,8 +90,14 @@ RULES = [
         advice="use optim={replacement}",
         fix=Fix(Grade.SAFE, "both are fused AdamW with the same hyper-parameters"),
         doc="`adamw_apex_fused` needs apex; `adamw_torch_fused` (transformers 4.27+) is torch's fused AdamW.",
-        before='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", optim="adamw_apex_fused")\n',
-        after='from transformers import TrainingArguments\n\nargs = TrainingArguments("out", optim="adamw_torch_fused")\n',
+        before=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", optim="adamw_apex_fused")\n'
+        ),
+        after=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", optim="adamw_torch_fused")\n'
+        ),
         invalid=('from transformers.training_args import OptimizerNames\nname = OptimizerNames.ADAMW_APEX_FUSED\n',),
         valid=('import torch\nopt = make(optim="adamw_apex_fused")\n',),
     ),
