@@ -7,7 +7,6 @@ alone would match `example` and `sample` and let nearly every file through.
 """
 from __future__ import annotations
 
-import re
 from typing import FrozenSet, Iterable, List, Tuple
 
 from .table import LIBRARY_ROOTS, AttributeRead, Keyword, Modules, Parameter, Rule, Symbols
@@ -40,12 +39,18 @@ def requirements(rules: Iterable[Rule]) -> List[Requirement]:
     return sorted(set(needs), key=sorted)
 
 
+# Every ASCII character that cannot be part of an identifier becomes a space, so a split
+# yields the words of the source. Sound for code: identifiers are delimited by ASCII.
+_NOT_IDENTIFIER = str.maketrans(
+    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")}
+)
+
+
 class Prefilter:
     def __init__(self, rules: Iterable[Rule]):
         self.needs = requirements(rules)
-        words = sorted({word for need in self.needs for group in need for word in group}, key=len, reverse=True)
-        self._words = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, words)))
+        self.words = frozenset(word for need in self.needs for group in need for word in group)
 
     def may_match(self, source: str) -> bool:
-        present = set(self._words.findall(source))
+        present = self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
         return any(all(group & present for group in need) for need in self.needs)
