@@ -29,6 +29,12 @@ _NEW_TORCH_AMP = ("torch.amp", "torch.autocast", "torch.GradScaler")
 
 _ROOT_TO_LIBRARY = {root: lib for lib, roots in LIBRARY_ROOTS.items() for root in roots}
 
+# Calls that import or probe a module named by a string: `importlib.import_module("apex.amp")`,
+# `__import__("apex")`, and the availability checks Lightning used, `RequirementCache("apex")`
+# and `module_available("apex.amp")` (which the unrelated PyPI package `apex` also satisfies).
+_DYNAMIC_IMPORTS = ("importlib.import_module", "importlib.util.find_spec")
+_AVAILABILITY_CHECKS = ("RequirementCache", "module_available")
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -45,6 +51,7 @@ class RuleIndex:
     def __init__(self, rules: Iterable[Rule]):
         self.symbols: Dict[str, List[Tuple[str, str, Rule]]] = defaultdict(list)
         self.modules: List[Tuple[Modules, Rule]] = []
+        self.roots: Dict[str, Tuple[str, str, Rule]] = {}  # package root -> (subject, replacement, rule)
         self.keywords: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
         self.positional: List[Tuple[Keyword, Rule]] = []
         self.dict_keys: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
@@ -58,6 +65,8 @@ class RuleIndex:
                         self.symbols[name.rsplit(".", 1)[-1]].append((f"{m.module}:{name}", replacement, rule))
                 elif isinstance(m, Modules):
                     self.modules.append((m, rule))
+                    if m.root:
+                        self.roots[m.root] = (m.root_subject, m.root_replacement, rule)
                 elif isinstance(m, Keyword):
                     self.keywords[m.name].append((m, rule))
                     if m.position is not None:
@@ -116,9 +125,8 @@ class Checker(ScopeVisitor):
         self.findings: Dict[Tuple[int, int, str], Finding] = {}
         self.imported: set = set()  # libraries the module imports
         self._pending: List[Tuple[str, Finding]] = []  # reported only if the library is imported
-        self._bare_roots: List[Tuple[ast.AST, ast.alias, Modules, Rule]] = []
+        self._bare_roots: List[Tuple[ast.AST, ast.alias]] = []
         self._root_uses: Dict[str, List[str]] = defaultdict(list)
-        self._module_roots = {m.root for m, _ in self.index.modules if m.root}
         self._calls: Dict[int, ast.Call] = {}  # callee node id -> its call
 
     def check(self, tree: ast.AST) -> List[Finding]:
@@ -158,9 +166,8 @@ class Checker(ScopeVisitor):
             if hit:
                 prefix, replacement, rule = hit
                 self.report(rule, Site(node, prefix, replacement), position)
-            elif alias.name in self._module_roots and not alias.asname:
-                m, rule = next((m, r) for m, r in self.index.modules if m.root == alias.name)
-                self._bare_roots.append((node, alias, m, rule))
+            elif alias.name in self.index.roots:
+                self._bare_roots.append((node, alias))
             else:
                 self._import_symbol(alias.name, node, position)
         super().visit_Import(node)
@@ -197,13 +204,12 @@ class Checker(ScopeVisitor):
 
     def _finish_bare_roots(self) -> None:
         """`import apex` is fine only when the module uses nothing but maintained parts."""
-        for node, alias, m, rule in self._bare_roots:
+        for node, alias in self._bare_roots:
             uses = self._root_uses.get(alias.name, [])
-            deprecated = [hit[0] for hit in map(self.index.deprecated_module, uses) if hit]
+            deprecated = [hit for hit in map(self.index.deprecated_module, uses) if hit]
             if uses and not deprecated and alias.name not in uses:
                 continue
-            prefix = deprecated[0] if deprecated else alias.name
-            replacement = m.prefixes.get(prefix, "native PyTorch AMP (torch.amp.autocast and torch.amp.GradScaler)")
+            prefix, replacement, rule = deprecated[0] if deprecated else self.index.roots[alias.name]
             self.report(rule, Site(node, prefix, replacement), _position(alias, node))
 
     def is_shim(self, body: List[ast.stmt]) -> bool:
@@ -222,7 +228,7 @@ class Checker(ScopeVisitor):
 
     # --- references -------------------------------------------------------------------
     def _use(self, qualname: Optional[str]) -> None:
-        if qualname and qualname.split(".")[0] in self._module_roots:
+        if qualname and qualname.split(".")[0] in self.index.roots:
             self._root_uses[qualname.split(".")[0]].append(qualname)
 
     def _symbol_reference(self, node: ast.AST, qualname: Optional[str]) -> bool:
@@ -277,6 +283,8 @@ class Checker(ScopeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self._calls[id(node.func)] = node
         callee = self._callee(node)
+        if node.args and isinstance(_literal(node.args[0]), str) and self._imports_by_name(node, callee):
+            self._dynamic_import(node.args[0])
         is_dict = isinstance(node.func, ast.Name) and node.func.id == "dict" and self.lookup("dict") is None
         for kw in node.keywords:
             if kw.arg is not None:
@@ -293,6 +301,17 @@ class Checker(ScopeVisitor):
                 if not isinstance(arg, ast.Starred):
                     self._keyword(m, rule, arg, m.name, arg, callee, node, False)
         self.generic_visit(node)
+
+    def _imports_by_name(self, call: ast.Call, callee: Optional[str]) -> bool:
+        if callee:
+            return callee in _DYNAMIC_IMPORTS or callee.rsplit(".", 1)[-1] in _AVAILABILITY_CHECKS
+        return isinstance(call.func, ast.Name) and call.func.id == "__import__" and self.lookup("__import__") is None
+
+    def _dynamic_import(self, argument: ast.Constant) -> None:
+        hit = self.index.deprecated_module(argument.value) or self.index.roots.get(argument.value)
+        if hit:
+            prefix, replacement, rule = hit
+            self.report(rule, Site(argument, prefix, replacement), (argument.lineno, argument.col_offset))
 
     def _keyword(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value, callee, call, is_dict) -> None:
         replacement = self._value_replacement(m, _literal(value))

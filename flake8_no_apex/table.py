@@ -109,6 +109,8 @@ class Modules:
 
     prefixes: Mapping[str, str]  # deprecated module -> its native replacement
     root: Optional[str] = None
+    root_subject: str = ""  # what a bare `import <root>` or `find_spec("<root>")` stands for
+    root_replacement: str = ""
 
 
 @dataclass(frozen=True)

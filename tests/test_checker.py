@@ -409,3 +409,23 @@ def test_transformers_migrated_and_unrelated_code():
 def test_findings_are_sorted_and_unique():
     found = report("import pytorch_lightning as pl\npl.Trainer(**{'amp_backend': 'apex', 'precision': 16})\n")
     assert found == [(2, 15, "APX002"), (2, 38, "APX008")]
+
+
+def test_dynamic_imports_and_availability_checks_of_apex():
+    assert report(
+        """
+        import importlib
+        import importlib.util
+        from lightning_utilities.core.imports import RequirementCache, module_available
+        amp = importlib.import_module("apex.amp")
+        parallel = __import__("apex.parallel")
+        HAS_APEX = importlib.util.find_spec("apex") is not None
+        APEX = RequirementCache("apex")
+        APEX_AMP = module_available("apex.amp")
+        """
+    ) == [(5, 31, "APX001"), (6, 23, "APX001"), (7, 37, "APX001"), (8, 25, "APX001"), (9, 29, "APX001")]
+    check_noop('import importlib\nimportlib.import_module("apex.optimizers")\nload("apex.amp")\n')
+
+
+def test_aliased_bare_apex_import():
+    assert report("import apex as ax\nax.amp.initialize(m)\n") == [(1, 8, "APX001"), (2, 1, "APX101")]

@@ -29,6 +29,8 @@ RULES = [
                     "apex.RNN": "torch.nn.LSTM, torch.nn.GRU or torch.nn.RNN",
                 },
                 root="apex",
+                root_subject="legacy apex (amp, parallel, fp16_utils)",
+                root_replacement="native PyTorch AMP (" + _NATIVE_AMP + ")",
             ),
         ),
         timeline=_REMOVED,

@@ -167,7 +167,7 @@ RULES = [
     ),
     Rule(
         code="APX007",
-        title="Native* precision plugins",
+        title="`Native*` precision plugins",
         match=(
             Symbols(
                 "lightning",
@@ -196,7 +196,7 @@ RULES = [
     ),
     Rule(
         code="APX007",
-        title="*Plugin precision classes",
+        title="`*Plugin` precision classes",
         match=(Symbols("lightning", _PLUGIN_SUFFIX_RENAMES),),
         timeline=Timeline("lightning", "2.1.1", replacement_since="2.1.1", source="PL-06, PL-10"),
         subject="{name}",
