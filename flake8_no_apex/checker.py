@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
@@ -108,18 +109,42 @@ def _literal(node: Optional[ast.AST]) -> object:
     return None
 
 
-def _position(node: ast.AST, fallback: ast.AST) -> Tuple[int, int]:
-    """alias nodes carry positions only from Python 3.10 on."""
-    if getattr(node, "lineno", None) is None:
-        node = fallback
-    return node.lineno, node.col_offset
+_IMPORT_KEYWORD = re.compile(r"\bimport\b")
+
+
+def _alias_position(alias: ast.alias, statement: ast.stmt, lines: Optional[Sequence[str]]) -> Tuple[int, int]:
+    """Where an imported name stands. Python 3.9 gives alias nodes no position, so there
+    it is found in the source after the `import` keyword, if the lines are at hand."""
+    if getattr(alias, "lineno", None) is not None:
+        return alias.lineno, alias.col_offset
+    if lines:
+        name = re.compile(r"(?<![\w.])%s(?!\w)" % re.escape(alias.name))
+        after_import = False
+        for lineno in range(statement.lineno, (getattr(statement, "end_lineno", None) or statement.lineno) + 1):
+            text = lines[lineno - 1]
+            start = statement.col_offset if lineno == statement.lineno else 0
+            if not after_import:
+                keyword = _IMPORT_KEYWORD.search(text, start)
+                if keyword is None:
+                    continue
+                start, after_import = keyword.end(), True
+            found = name.search(text, start)
+            if found:
+                return lineno, found.start()
+    return statement.lineno, statement.col_offset
 
 
 class Checker(ScopeVisitor):
     """Finds every rule's usages in one module."""
 
-    def __init__(self, index: Optional[RuleIndex] = None, floors: Optional[Mapping[str, Version]] = None):
+    def __init__(
+        self,
+        index: Optional[RuleIndex] = None,
+        floors: Optional[Mapping[str, Version]] = None,
+        lines: Optional[Sequence[str]] = None,
+    ):
         super().__init__()
+        self.lines = lines  # the source, for import positions on Python 3.9
         self.index = index or default_index()
         self.floors = dict(floors or {})
         self.findings: Dict[Tuple[int, int, str], Finding] = {}
@@ -161,7 +186,7 @@ class Checker(ScopeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             self._imported(alias.name)
-            position = _position(alias, node)
+            position = _alias_position(alias, node, self.lines)
             hit = self.index.deprecated_module(alias.name)
             if hit:
                 prefix, replacement, rule = hit
@@ -184,7 +209,7 @@ class Checker(ScopeVisitor):
         else:
             for alias in node.names:
                 qualname = f"{node.module}.{alias.name}"
-                position = _position(alias, node)
+                position = _alias_position(alias, node, self.lines)
                 hit = self.index.deprecated_module(qualname)
                 if hit:
                     prefix, replacement, rule = hit
@@ -210,7 +235,7 @@ class Checker(ScopeVisitor):
             if uses and not deprecated and alias.name not in uses:
                 continue
             prefix, replacement, rule = deprecated[0] if deprecated else self.index.roots[alias.name]
-            self.report(rule, Site(node, prefix, replacement), _position(alias, node))
+            self.report(rule, Site(node, prefix, replacement), _alias_position(alias, node, self.lines))
 
     def is_shim(self, body: List[ast.stmt]) -> bool:
         for node in (n for stmt in body for n in ast.walk(stmt)):
@@ -373,5 +398,7 @@ class Checker(ScopeVisitor):
                     self.report(rule, Site(arg, m.name), (arg.lineno, arg.col_offset), library=m.library)
 
 
-def check_tree(tree: ast.AST, floors: Optional[Mapping[str, Version]] = None) -> List[Finding]:
-    return Checker(floors=floors).check(tree)
+def check_tree(
+    tree: ast.AST, floors: Optional[Mapping[str, Version]] = None, lines: Optional[Sequence[str]] = None
+) -> List[Finding]:
+    return Checker(floors=floors, lines=lines).check(tree)

@@ -32,5 +32,5 @@ class Plugin:
     def run(self) -> Iterator[Tuple[int, int, str, Type["Plugin"]]]:
         if not _prefilter().may_match("".join(self.lines)):
             return
-        for finding in check_tree(self.tree):
+        for finding in check_tree(self.tree, lines=self.lines):
             yield finding.line, finding.col, finding.message, type(self)

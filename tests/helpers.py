@@ -10,8 +10,9 @@ from flake8_no_apex.checker import check_tree
 
 def report(source: str, **kwargs) -> List[Tuple[int, int, str]]:
     """(line, 1-based column, code) of every finding, as flake8 would print them."""
-    tree = ast.parse(textwrap.dedent(source))
-    return [(f.line, f.col + 1, f.code) for f in check_tree(tree, **kwargs)]
+    source = textwrap.dedent(source)
+    tree = ast.parse(source)
+    return [(f.line, f.col + 1, f.code) for f in check_tree(tree, lines=source.splitlines(True), **kwargs)]
 
 
 def messages(source: str, **kwargs) -> List[str]:
