@@ -237,7 +237,7 @@ class Checker(ScopeVisitor):
             prefix, replacement, rule = deprecated[0] if deprecated else self.index.roots[alias.name]
             self.report(rule, Site(node, prefix, replacement), _alias_position(alias, node, self.lines))
 
-    def is_shim(self, body: List[ast.stmt]) -> bool:
+    def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
         for node in (n for stmt in body for n in ast.walk(stmt)):
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names = [f"{node.module}.{a.name}" for a in node.names]

@@ -9,6 +9,7 @@ enclosing scope, so a function sees the module's final imports.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterable, List, Optional, Set
 
 # Lightning ships one code base under several names; fold them into one spelling so a
@@ -46,6 +47,19 @@ class Scope(Dict[str, Binding]):
         super().__init__()
         self.kind = kind
         self.star_modules: List[str] = []
+
+
+_VERSION_WORDS = re.compile(r"version|greater|less|_ge_|_lt_|at_least|older|newer", re.IGNORECASE)
+
+
+def _is_version_check(test: ast.AST) -> bool:
+    """`torch.__version__ >= ...`, `_TORCH_GREATER_EQUAL_2_4`, `hasattr(torch, "amp")`, ..."""
+    for node in ast.walk(test):
+        if isinstance(node, ast.Name) and (_VERSION_WORDS.search(node.id) or node.id == "hasattr"):
+            return True
+        if isinstance(node, ast.Attribute) and _VERSION_WORDS.search(node.attr):
+            return True
+    return False
 
 
 def _target_names(target: ast.AST) -> Iterable[str]:
@@ -279,7 +293,7 @@ class ScopeVisitor(ast.NodeVisitor):
             self.visit(stmt)
         from_body = {k: v for k, v in scope.items() if before.get(k) is not v}
         guards_import = any(self._catches_import_error(h) for h in node.handlers)
-        shim = guards_import and self.is_shim(node.body)
+        shim = guards_import and self.uses_new_spelling(node.body)
         for handler in node.handlers:
             if handler.type is not None:
                 self.visit(handler.type)
@@ -297,8 +311,28 @@ class ScopeVisitor(ast.NodeVisitor):
 
     visit_TryStar = visit_Try
 
-    def is_shim(self, body: List[ast.stmt]) -> bool:
-        """Hook: whether a try body is the new-spelling half of a compatibility shim."""
+    def visit_If(self, node: ast.If) -> None:
+        """`if <version check>: <new> else: <old>` (either way round) is a shim too: the old
+        branch is a fallback, and names keep the new branch's binding."""
+        self.visit(node.test)
+        new_first = new_second = False
+        if node.orelse and _is_version_check(node.test):
+            new_first, new_second = self.uses_new_spelling(node.body), self.uses_new_spelling(node.orelse)
+        scope = self.scopes[-1]
+        kept = {}
+        for branch, fallback, keep in ((node.body, new_second, new_first), (node.orelse, new_first, new_second)):
+            fallback = fallback and not keep
+            before = dict(scope)
+            self.in_fallback += fallback
+            for stmt in branch:
+                self.visit(stmt)
+            self.in_fallback -= fallback
+            if keep and not fallback:
+                kept.update({k: v for k, v in scope.items() if before.get(k) is not v})
+        scope.update(kept)
+
+    def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
+        """Hook: whether a block is the new-spelling half of a compatibility shim."""
         return False
 
     @staticmethod

@@ -454,3 +454,57 @@ def test_import_positions_without_alias_nodes_positions_as_on_python_39():
                     delattr(node, attribute)
     assert [(f.line, f.col, f.code) for f in check_tree(tree, lines=source.splitlines(True))] == with_positions
     assert with_positions == [(2, 4, "APX203"), (3, 4, "APX201"), (5, 11, "APX001"), (6, 29, "APX001")]
+
+
+def test_version_guarded_fallback_is_a_shim_either_way_round():
+    check_noop(
+        """
+        import torch
+        from packaging import version
+        if version.parse(torch.__version__) >= version.parse("2.4"):
+            from torch.amp import custom_fwd
+        else:
+            from torch.cuda.amp import custom_fwd
+        @custom_fwd(device_type="cuda")
+        def f(x):
+            return x
+        """
+    )
+    check_noop(
+        """
+        import torch
+        if not hasattr(torch, "amp"):
+            scaler = torch.cuda.amp.GradScaler()
+        else:
+            scaler = torch.amp.GradScaler("cuda")
+        """
+    )
+
+
+def test_plain_if_else_is_no_shim():
+    assert codes(
+        """
+        import torch
+        if use_amp:
+            ctx = torch.amp.autocast("cuda")
+        else:
+            ctx = torch.cuda.amp.autocast()
+        if TORCH_VERSION >= (2, 4):
+            pass
+        else:
+            scaler = torch.cuda.amp.GradScaler()
+        """
+    ) == ["APX201", "APX203"]
+
+
+def test_lightning_and_transformers_names_can_be_shadowed_too():
+    check_noop(
+        """
+        import pytorch_lightning as pl
+        from transformers import TrainingArguments
+        def build(pl, TrainingArguments):
+            pl.Trainer(precision=16)
+            TrainingArguments("out", optim="adamw_apex_fused")
+            return pl.plugins.ApexMixedPrecisionPlugin()
+        """
+    )

@@ -59,8 +59,9 @@ def custom_fwd_advice(site: Site) -> str:
 
 
 _FALLBACK_DOC = (
-    "Not reported inside the `except ImportError:` fallback of a compatibility shim whose "
-    "`try:` uses the new spelling."
+    "Not reported in the fallback half of a compatibility shim: an `except ImportError:` whose "
+    "`try:` uses the new spelling, or the other branch of a version check "
+    "(`if torch_version >= ...:`, `hasattr(torch, \"amp\")`) that uses it."
 )
 
 RULES = [
