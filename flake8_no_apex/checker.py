@@ -167,10 +167,9 @@ class Checker(ScopeVisitor):
         self.findings.setdefault((finding.line, finding.col, finding.code), finding)
 
     def report(self, rule: Rule, site: Site, position: Tuple[int, int], library: Optional[str] = None) -> None:
-        if self.in_fallback and rule.shim_exempt:
+        if (self.in_fallback and rule.shim_exempt) or not rule.applies(self.floors):
             return
-        floor = self.floors.get(rule.timeline.library)
-        finding = Finding(*position, rule.code, rule.message(site, floor), rule)
+        finding = Finding(*position, rule.code, rule.message(site, self.floors), rule)
         if library is None:
             self._add(finding)
         else:

@@ -1,14 +1,16 @@
 """The flake8 entry point (`APX`)."""
 from __future__ import annotations
 
+import argparse
 import ast
 from functools import lru_cache
-from typing import Iterator, List, Tuple, Type
+from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
 from .checker import check_tree
 from .prefilter import Prefilter
 from .rules import DEFAULT_OFF, RULES
+from .targets import TargetError, Targets, detect, parse_option
 
 
 @lru_cache(maxsize=None)
@@ -16,21 +18,46 @@ def _prefilter() -> Prefilter:
     return Prefilter(RULES)
 
 
+def _target_versions(text: str) -> Optional[Targets]:
+    """argparse type: a bad value becomes flake8's usage error, also from a config file."""
+    try:
+        return parse_option(text)
+    except TargetError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 class Plugin:
     name = "flake8-no-apex"
     version = __version__
+    targets: Optional[Targets] = None  # explicit --apex-target-versions; None: detect per file
 
-    def __init__(self, tree: ast.AST, lines: List[str]):
+    def __init__(self, tree: ast.AST, lines: List[str], filename: str):
         self.tree = tree
         self.lines = lines
+        self.filename = filename
 
     @classmethod
     def add_options(cls, option_manager) -> None:
+        option_manager.add_option(
+            "--apex-target-versions",
+            default="auto",
+            type=_target_versions,
+            parse_from_config=True,
+            metavar="LIB=VERSION,...",
+            help="oldest supported releases, e.g. 'torch=2.1,lightning=1.9,transformers=4.30', "
+            "or 'auto' (default) to read the lower bounds the project declares; "
+            "only findings whose replacement exists in them are reported",
+        )
         # APX107/APX108 flag maintained apex parts: opt-in, for teams dropping apex entirely
         option_manager.extend_default_ignore(DEFAULT_OFF)
+
+    @classmethod
+    def parse_options(cls, options: argparse.Namespace) -> None:
+        cls.targets = options.apex_target_versions
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["Plugin"]]]:
         if not _prefilter().may_match("".join(self.lines)):
             return
-        for finding in check_tree(self.tree, lines=self.lines):
+        targets = self.targets or detect(self.filename)
+        for finding in check_tree(self.tree, floors=targets.floors, lines=self.lines):
             yield finding.line, finding.col, finding.message, type(self)

@@ -13,6 +13,8 @@ from typing import Callable, Mapping, Optional, Tuple, Union
 
 from packaging.version import Version
 
+from .spellings import pick, spell
+
 LIBRARY_NAMES = {
     "apex": "NVIDIA apex",
     "lightning": "Lightning",
@@ -169,7 +171,24 @@ class Site:
     value: object = None  # the literal value of a matched keyword, if any
 
 
-Advice = Union[str, Callable[[Site], str]]
+Floors = Mapping[str, Version]  # library -> oldest supported release; missing: the newest
+
+
+@dataclass(frozen=True)
+class ByFloor:
+    """An advice template that changes with the oldest supported release of `library`:
+    `steps` are (first release the text applies to, text), oldest first, None for older."""
+
+    library: str
+    steps: Tuple[Tuple[Optional[str], str], ...]
+
+    def template(self, floors: Floors) -> str:
+        return pick(self.steps, floors.get(self.library))
+
+
+# A string is a template ({name}, {replacement} and the spellings); a callable returns
+# finished code, whose braces are not placeholders.
+Advice = Union[str, ByFloor, Callable[[Site, Floors], str]]
 
 
 @dataclass(frozen=True)
@@ -191,15 +210,27 @@ class Rule:
     default_off: bool = False  # in flake8's extended default ignore
     shim_exempt: bool = False  # not reported in an `except ImportError` fallback
 
-    def message(self, site: Site, floor: Optional[Version] = None) -> str:
+    def applies(self, floors: Floors) -> bool:
+        """Whether a project supporting releases from `floors` on can act on the finding:
+        its replacement exists in them (or, for a deletion, the usage is deprecated there).
+        Unknown floors count as the newest release; apex has no versions to gate on."""
+        floor = floors.get(self.timeline.library)
+        threshold = self.timeline.replacement_since or self.timeline.deprecated_in
+        return self.timeline.library == "apex" or floor is None or threshold is None or floor >= Version(threshold)
+
+    def message(self, site: Site, floors: Optional[Floors] = None) -> str:
+        floors = floors or {}
         subject = self.subject.format(name=site.name, value=render_literal(site.value))
         if site.call is not None and site.call.func is site.node:
             subject += "(...)"
         if callable(self.advice):
-            advice = self.advice(site)  # already code: its braces are not placeholders
+            advice = self.advice(site, floors)
         else:
-            advice = self.advice.format(name=site.name, replacement=site.replacement)
-        return f"{self.code} {subject} {self.timeline.phrase(floor)}; {advice}"
+            spelled = spell(floors)
+            template = self.advice.template(floors) if isinstance(self.advice, ByFloor) else self.advice
+            advice = template.format(name=site.name, replacement=site.replacement.format(**spelled), **spelled)
+        phrase = self.timeline.phrase(floors.get(self.timeline.library))
+        return f"{self.code} {subject} {phrase}; {advice}"
 
 
 def render_literal(value: object) -> str:

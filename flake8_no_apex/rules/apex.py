@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..table import Fix, Grade, Modules, Rule, Symbols, Timeline
 
-_NATIVE_AMP = 'torch.amp.autocast("cuda") and torch.amp.GradScaler("cuda")'
+_NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
 _REMOVED = Timeline("apex", "23.05", removed_in="25.07", source="AX-01..AX-12")
 _MAINTAINED_DOC = (
     "These apex parts are still maintained, so this is not a deprecation: the code is off by "
@@ -79,8 +79,8 @@ RULES = [
         match=(Symbols("apex.amp", {"initialize": ""}),),
         timeline=_REMOVED,
         subject="{name}",
-        advice="wrap the forward pass in torch.amp.autocast(\"cuda\") and scale the loss with "
-               "torch.amp.GradScaler(\"cuda\") (O1 is autocast; O2/O3 have no exact native equivalent)",
+        advice="wrap the forward pass in {autocast} and scale the loss with {grad_scaler} "
+               "(O1 is autocast; O2/O3 have no exact native equivalent)",
         fix=Fix(Grade.DISPLAY, "opt levels change numerics and the rest of the training step must change "
                 "with it: the migration recipe is shown, not applied"),
         doc=("`amp.initialize(model, optimizer, opt_level=...)` patched the model and optimizer for "
@@ -98,7 +98,7 @@ RULES = [
         timeline=_REMOVED,
         subject="{name}",
         advice="use scaler.scale(loss).backward(), scaler.step(optimizer) and scaler.update() "
-               "with scaler = torch.amp.GradScaler(\"cuda\")",
+               "with scaler = {grad_scaler}",
         fix=Fix(Grade.DISPLAY, "the optimizer step moves into the scaler: the recipe is shown, not applied"),
         doc=("`with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()` emits no warning of "
              "its own, so static analysis is the only signal before apex 25.07 breaks it."),
@@ -116,16 +116,16 @@ RULES = [
                 {
                     "master_params": "iterate optimizer.param_groups (native AMP keeps fp32 parameters) "
                                      "and call scaler.unscale_(optimizer) before clipping",
-                    "state_dict": "use scaler.state_dict() of a torch.amp.GradScaler",
-                    "load_state_dict": "use scaler.load_state_dict(...) of a torch.amp.GradScaler",
-                    "init": "use torch.amp.autocast(\"cuda\")",
-                    "half_function": "use torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float16)",
-                    "float_function": "use torch.amp.custom_fwd(device_type=\"cuda\", cast_inputs=torch.float32)",
-                    "promote_function": "use torch.amp.autocast(\"cuda\") and cast inputs explicitly",
-                    "register_half_function": "use torch.amp.autocast(\"cuda\") and cast explicitly",
-                    "register_float_function": "use torch.amp.autocast(\"cuda\") and cast explicitly",
-                    "register_promote_function": "use torch.amp.autocast(\"cuda\") and cast explicitly",
-                    "disable_casts": "use torch.amp.autocast(\"cuda\", enabled=False)",
+                    "state_dict": "use scaler.state_dict() with scaler = {grad_scaler}",
+                    "load_state_dict": "use scaler.load_state_dict(...) with scaler = {grad_scaler}",
+                    "init": "use {autocast}",
+                    "half_function": "use @{custom_fwd_fp16}",
+                    "float_function": "use @{custom_fwd_fp32}",
+                    "promote_function": "use {autocast} and cast inputs explicitly",
+                    "register_half_function": "use {autocast} and cast explicitly",
+                    "register_float_function": "use {autocast} and cast explicitly",
+                    "register_promote_function": "use {autocast} and cast explicitly",
+                    "disable_casts": "use {autocast_disabled}",
                 },
             ),
         ),
@@ -187,9 +187,9 @@ RULES = [
                     for names, replacement in (
                         (("FP16_Optimizer", "FP16Model", "prep_param_lists", "model_grads_to_master_grads",
                           "master_params_to_model_params", "to_python_float", "clip_grad_norm"), _NATIVE_AMP),
-                        (("LossScaler", "DynamicLossScaler"), 'torch.amp.GradScaler("cuda")'),
+                        (("LossScaler", "DynamicLossScaler"), "{grad_scaler}"),
                         (("network_to_half", "tofp16", "BN_convert_float"),
-                         "torch.amp.autocast(\"cuda\") (or model.half(), which is not BatchNorm-safe)"),
+                         "{autocast} (or model.half(), which is not BatchNorm-safe)"),
                     )
                     for name in names
                 },

@@ -34,7 +34,7 @@ RULES = [
         ),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-01, PL-18, PL-19"),
         subject="Trainer(amp_backend=...)",
-        advice='drop it (native AMP is the only backend) and set precision="16-mixed"',
+        advice="drop it (native AMP is the only backend) and set precision={precision_16}",
         fix=Fix(Grade.UNSAFE, 'dropping amp_backend="apex" moves training from apex O1/O2 to native AMP; '
                 'dropping "native" is safe'),
         doc=("Lightning 1.9 deprecated `amp_backend` (any value, since the default became None) and "
@@ -88,7 +88,7 @@ RULES = [
         match=(Symbols("lightning", {"ApexMixedPrecisionPlugin": ""}),),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="1.9.0", source="PL-04"),
         subject="{name}",
-        advice='use Trainer(precision="16-mixed"), or MixedPrecision("16-mixed", "cuda") as a plugin',
+        advice="use Trainer(precision={precision_16}), or {mixed_precision_plugin} as a plugin",
         fix=Fix(Grade.UNSAFE, "moves training from apex to native AMP"),
         doc=("Lightning's apex plugin was deprecated in 1.9 and its module deleted in 2.0. Found at "
              "imports, calls, subclasses and isinstance checks, under `pytorch_lightning` and "
@@ -106,9 +106,9 @@ RULES = [
         code="APX005",
         title="DeepSpeedPrecisionPlugin(amp_type=...)",
         match=(Keyword("amp_type", callees=_DEEPSPEED_PRECISION, position=1),),
-        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="2.0.0", source="PL-11, LF-02"),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-11, LF-02"),
         subject="DeepSpeedPrecisionPlugin(amp_type=...)",
-        advice='drop it (native AMP is the only backend): DeepSpeedPrecision("16-mixed")',
+        advice="drop it (native AMP is the only backend): {deepspeed_precision}",
         fix=Fix(Grade.UNSAFE, 'amp_type="apex" moves to native AMP when dropped'),
         doc=("`DeepSpeedPrecisionPlugin(precision, amp_type, amp_level)` lost `amp_type` and "
              "`amp_level` in Lightning 2.0 (Lite's `DeepSpeedPrecision` in 1.9)."),
@@ -142,7 +142,7 @@ RULES = [
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-03"),
         subject="Trainer.amp_backend",
         advice="remove it (it is always native); to check for mixed precision use "
-               "isinstance(trainer.precision_plugin, MixedPrecision)",
+               "isinstance(trainer.precision_plugin, {mixed_precision})",
         fix=Fix(Grade.DISPLAY, "the check it feeds has to be rewritten by a person"),
         doc=("Reading `trainer.amp_backend` warns since Lightning 1.9 and fails in 2.0. Found on "
              "receivers named like a trainer (`trainer`, `self.trainer`) in modules importing Lightning."),
@@ -172,16 +172,17 @@ RULES = [
             Symbols(
                 "lightning",
                 {
-                    "NativeMixedPrecisionPlugin": "MixedPrecision",
-                    "ShardedNativeMixedPrecisionPlugin": 'Trainer(strategy="fsdp", precision="16-mixed")',
-                    "FullyShardedNativeMixedPrecisionPlugin": 'Trainer(strategy="fsdp", precision="16-mixed")',
-                    "FullyShardedNativeNativeMixedPrecisionPlugin": "FSDPPrecision",
+                    "NativeMixedPrecisionPlugin": "{mixed_precision}",
+                    "ShardedNativeMixedPrecisionPlugin":
+                        'Trainer(strategy="{fsdp_strategy}", precision={precision_16})',
+                    "FullyShardedNativeMixedPrecisionPlugin":
+                        'Trainer(strategy="{fsdp_strategy}", precision={precision_16})',
                     "NativeMixedPrecision": "MixedPrecision",
                 },
             ),
         ),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="1.9.0",
-                          source="PL-05, PL-08, PL-09, PL-10, LF-01"),
+                          source="PL-05, PL-08, PL-09, LF-01"),
         subject="{name}",
         advice="use {replacement}",
         fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with the same arguments"),
@@ -193,6 +194,20 @@ RULES = [
         after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
         invalid=('from lightning_lite.plugins import NativeMixedPrecision\n',),
         valid=('from lightning.pytorch.plugins import MixedPrecision\n',),
+    ),
+    Rule(
+        code="APX007",
+        title="FullyShardedNativeNativeMixedPrecisionPlugin",
+        match=(Symbols("lightning", {"FullyShardedNativeNativeMixedPrecisionPlugin": "{fsdp_precision}"}),),
+        timeline=Timeline("lightning", None, removed_in="2.0.0", replacement_since="2.0.0", source="PL-10"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with the same arguments"),
+        doc=("Lightning 2.0 renamed the native FSDP precision plugin to `FSDPMixedPrecisionPlugin` "
+             "without a deprecation period, and 2.1.1 renamed that to `FSDPPrecision`."),
+        before=("from pytorch_lightning.plugins.precision.fsdp_native_native_amp import (\n"
+                "    FullyShardedNativeNativeMixedPrecisionPlugin,\n)\n"),
+        after="from lightning.pytorch.plugins import FSDPPrecision\n",
     ),
     Rule(
         code="APX007",
@@ -249,7 +264,7 @@ RULES = [
             Parameter("optimizer_step", "using_native_amp", library="lightning"),
             Keyword("using_native_amp", library="lightning", any_call=True),
         ),
-        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="2.0.0", source="PL-15"),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-15"),
         subject="optimizer_step(using_native_amp=...)",
         advice="drop it: def optimizer_step(self, epoch, batch_idx, optimizer, optimizer_closure=None)",
         fix=Fix(Grade.DISPLAY, "the 2.0 hook signature drops several parameters at once"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..table import Fix, Grade, Rule, Site, Symbols, Timeline
+from ..table import Fix, Floors, Grade, Rule, Site, Symbols, Timeline
 
 # The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
 # (device_type, dtype, enabled, cache_enabled). Positional arguments must become keywords.
@@ -34,14 +34,14 @@ def _called(site: Site) -> Optional[ast.Call]:
     return site.call if site.call is not None and site.call.func is site.node else None
 
 
-def autocast_advice(site: Site) -> str:
+def autocast_advice(site: Site, floors: Floors) -> str:
     call = _called(site)
     if call is None:
         return f'use torch.amp.autocast("{site.replacement}", ...)'
     return "use " + _render_call("torch.amp.autocast", f'"{site.replacement}"', _arguments(call, _AUTOCAST_PARAMETERS))
 
 
-def grad_scaler_advice(site: Site) -> str:
+def grad_scaler_advice(site: Site, floors: Floors) -> str:
     call = _called(site)
     if call is None:
         return f'use torch.amp.GradScaler("{site.replacement}", ...)'
@@ -52,7 +52,7 @@ def grad_scaler_advice(site: Site) -> str:
     return "use " + _render_call("torch.amp.GradScaler", f'"{site.replacement}"', words)
 
 
-def custom_fwd_advice(site: Site) -> str:
+def custom_fwd_advice(site: Site, floors: Floors) -> str:
     decorator = site.replacement
     call = _called(site)
     return "use @" + _render_call(f"torch.amp.{decorator}", 'device_type="cuda"', _arguments(call, ()))

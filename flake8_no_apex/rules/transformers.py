@@ -1,7 +1,7 @@
 """Hugging Face transformers' apex options of `TrainingArguments` (TF-01..TF-06)."""
 from __future__ import annotations
 
-from ..table import Fix, Grade, Keyword, Rule, Symbols, Timeline
+from ..table import ByFloor, Fix, Grade, Keyword, Rule, Symbols, Timeline
 
 TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
 
@@ -18,7 +18,10 @@ RULES = [
         match=(_option("fp16_backend"),),
         timeline=Timeline("transformers", "4.13.0", removed_in="5.0.0", replacement_since="4.13.0", source="TF-01"),
         subject="TrainingArguments(fp16_backend=...)",
-        advice="drop it and keep fp16=True or bf16=True (half_precision_backend, its 4.x name, is gone too)",
+        advice=ByFloor("transformers", (
+            (None, "rename it to half_precision_backend (same values)"),
+            ("5.0.0", "drop it and keep fp16=True or bf16=True (half_precision_backend, its 4.x name, is gone too)"),
+        )),
         fix=Fix(Grade.SAFE, "a rename on 4.13-4.57; on 5.x the field no longer exists"),
         doc=("`fp16_backend` was renamed `half_precision_backend` in transformers 4.13 (FutureWarning) "
              "and both were removed in 5.0, where the dataclass raises TypeError."),

@@ -1,0 +1,262 @@
+"""Which releases of torch, Lightning and transformers a project supports.
+
+A rule reports only what the project can act on: a project that still supports torch 2.1 is
+not told to use `torch.amp.GradScaler("cuda")`, which arrived in torch 2.3. The floors come
+from `--apex-target-versions torch=2.1,lightning=1.9` or, by default (`auto`), from the lower
+bounds the project declares in its own metadata, found upward from each checked file.
+"""
+from __future__ import annotations
+
+import configparser
+import logging
+import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+LOG = logging.getLogger("flake8.no_apex")  # under flake8's logger: `flake8 -v` shows it
+
+
+class MetadataWarning(UserWarning):
+    """A metadata file that could not be read; detection goes on without it."""
+
+
+# Distribution names (PyPI) and option names that stand for one library of the rule table.
+DISTRIBUTIONS = {
+    "torch": "torch",
+    "pytorch": "torch",
+    "lightning": "lightning",
+    "pytorch-lightning": "lightning",
+    "lightning-fabric": "lightning",
+    "lightning-lite": "lightning",
+    "transformers": "transformers",
+}
+_REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
+_ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
+
+Floors = Dict[str, Version]
+
+
+@dataclass(frozen=True)
+class Targets:
+    """Floors per library, and the files they were read from (for `flake8 -v`)."""
+
+    floors: Floors
+    sources: Tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        found = ", ".join(f"{lib}>={v}" for lib, v in sorted(self.floors.items())) or "none (newest releases)"
+        return f"{found} from {', '.join(self.sources) or 'no metadata'}"
+
+
+# --- the option ---------------------------------------------------------------------------
+class TargetError(ValueError):
+    """A malformed `--apex-target-versions` value."""
+
+
+def parse_option(text: str) -> Optional[Targets]:
+    """`auto` -> None (detect per file); `torch=2.1,lightning=1.9` -> explicit floors."""
+    text = text.strip()
+    if text in ("", "auto"):
+        return None
+    floors: Floors = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, version = (s.strip() for s in item.partition("="))
+        library = DISTRIBUTIONS.get(canonicalize_name(name))
+        if not sep or library is None:
+            known = ", ".join(sorted({"torch", "lightning", "transformers"}))
+            raise TargetError(f"{item!r}: expected LIBRARY=VERSION with LIBRARY one of {known}, or 'auto'")
+        try:
+            floors[library] = Version(version)
+        except InvalidVersion:
+            raise TargetError(f"{item!r}: {version!r} is not a version") from None
+    return Targets(floors, ("--apex-target-versions",))
+
+
+# --- lower bounds of requirements -----------------------------------------------------------
+def lower_bound(specifiers: SpecifierSet) -> Optional[Version]:
+    """The lowest release a specifier set admits, as far as it says: `>=2.1`, `~=2.1`,
+    `==2.1.*`, `==2.1` and `>2.1` give 2.1; `<3`, `!=2.0` give nothing."""
+    bounds = []
+    for spec in specifiers:
+        if spec.operator in (">=", ">", "~=", "==", "==="):
+            try:
+                bounds.append(Version(spec.version.rstrip(".*")))
+            except InvalidVersion:
+                continue
+    return max(bounds, default=None)
+
+
+def _poetry_specifiers(constraint: str) -> SpecifierSet:
+    """Poetry's `^2.1`, `~2.1`, `2.1.*`, `>=2.1,<3` and bare `2.1` as PEP 440 specifiers;
+    of alternatives (`^1.13 || ^2.0`) the one admitting the oldest release."""
+    alternatives = []
+    for alternative in constraint.split("||"):
+        parts = []
+        for part in alternative.replace(" ", "").split(","):
+            if part in ("", "*"):
+                continue
+            if part[0] in "^~" and part[1:2] != "=":
+                part = ">=" + part[1:]
+            elif part[0].isdigit():
+                part = "==" + part
+            parts.append(part)
+        alternatives.append(SpecifierSet(",".join(parts)))
+    return min(alternatives, key=lambda specs: lower_bound(specs) or Version("0"))
+
+
+@dataclass(frozen=True)
+class Declaration:
+    library: str
+    floor: Optional[Version]
+    conditional: bool  # carries an environment marker
+    source: str
+
+
+def _from_requirement(text: str, source: str, conditional: bool = False) -> Optional[Declaration]:
+    try:
+        requirement = Requirement(text)
+    except InvalidRequirement:
+        return None  # editable installs, URLs of other projects, pip options: not ours
+    library = DISTRIBUTIONS.get(canonicalize_name(requirement.name))
+    if library is None or requirement.url:
+        return None
+    conditional = conditional or requirement.marker is not None
+    return Declaration(library, lower_bound(requirement.specifier), conditional, source)
+
+
+def _requirement_lines(path: Path, seen: set) -> Iterator[str]:
+    """PEP 508 lines of a requirements file, following `-r`/`-c` includes."""
+    if path in seen or not path.is_file():
+        return
+    seen.add(path)
+    text = path.read_text(encoding="utf-8").replace("\\\n", "")
+    for line in text.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        for option in ("-r", "--requirement", "-c", "--constraint"):
+            if line.startswith(option + " ") or line.startswith(option + "="):
+                yield from _requirement_lines(path.parent / line[len(option) + 1:].strip(), seen)
+                break
+        else:
+            if not line.startswith("-"):
+                yield line
+
+
+def _pyproject(path: Path) -> Iterator[Tuple[str, bool]]:
+    """(PEP 508 requirement, conditional) from PEP 621, PEP 735, Poetry and PDM tables."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    project = data.get("project", {})
+    yield from ((r, False) for r in project.get("dependencies", []))
+    for group in project.get("optional-dependencies", {}).values():
+        yield from ((r, False) for r in group)
+    for group in data.get("dependency-groups", {}).values():
+        yield from ((r, False) for r in group if isinstance(r, str))
+    tool = data.get("tool", {})
+    for group in tool.get("pdm", {}).get("dev-dependencies", {}).values():
+        yield from ((r, False) for r in group)
+    poetry = tool.get("poetry", {})
+    tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
+    tables += [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
+    for table in tables:
+        for name, constraint in table.items():
+            for item in constraint if isinstance(constraint, list) else [constraint]:
+                version = item.get("version", "") if isinstance(item, dict) else item
+                conditional = isinstance(item, dict) and ("markers" in item or "python" in item)
+                if isinstance(version, str):
+                    yield f"{name}{_poetry_specifiers(version)}", conditional
+
+
+def _setup_cfg(path: Path) -> Iterator[Tuple[str, bool]]:
+    parser = configparser.ConfigParser()
+    parser.read(path, encoding="utf-8")
+    values = [parser.get("options", "install_requires", fallback="")]
+    if parser.has_section("options.extras_require"):
+        values += [value for _, value in parser.items("options.extras_require")]
+    for value in values:
+        yield from ((line.strip(), False) for line in value.splitlines() if line.strip())
+
+
+def declarations(root: Path) -> List[Declaration]:
+    """Every declaration of a library the rules know, in the metadata files of `root`.
+    A malformed file is skipped with a MetadataWarning."""
+    found: List[Declaration] = []
+    files = [root / "pyproject.toml", root / "setup.cfg"]
+    files += sorted(p for pattern in _REQUIREMENT_FILES for p in root.glob(pattern))
+    for path in files:
+        if not path.is_file():
+            continue
+        try:
+            if path.name == "pyproject.toml":
+                lines: List[Tuple[str, bool]] = list(_pyproject(path))
+            elif path.name == "setup.cfg":
+                lines = list(_setup_cfg(path))
+            else:
+                lines = [(line, False) for line in _requirement_lines(path, set())]
+        except (OSError, UnicodeDecodeError, ValueError, configparser.Error, InvalidSpecifier) as error:
+            warnings.warn(f"flake8-no-apex: ignoring {path}: {error}", MetadataWarning, stacklevel=2)
+            continue
+        found += filter(None, (_from_requirement(line, path.name, conditional) for line, conditional in lines))
+    return found
+
+
+def floors_of(found: Iterable[Declaration]) -> Targets:
+    """The floor per library. Declarations that hold everywhere combine as the most
+    restrictive (the highest lower bound); one with an environment marker holds only in some
+    environments, so where every declaration has a marker the lowest of them is the floor."""
+    floors: Floors = {}
+    sources = []
+    by_library: Dict[str, List[Declaration]] = {}
+    for declaration in found:
+        by_library.setdefault(declaration.library, []).append(declaration)
+    for library, decls in by_library.items():
+        everywhere = [d.floor for d in decls if not d.conditional]
+        if everywhere:
+            floor = max((f for f in everywhere if f), default=None)
+        else:
+            bounds = [d.floor for d in decls]
+            floor = None if None in bounds else min(bounds)
+        if floor is not None:
+            floors[library] = floor
+            sources += [d.source for d in decls if d.floor is not None]
+    return Targets(floors, tuple(dict.fromkeys(sources)))
+
+
+# --- finding the project root -----------------------------------------------------------------
+def project_root(start: Path) -> Optional[Path]:
+    """The nearest directory upward holding project metadata; the search stops at a VCS root."""
+    for directory in (start, *start.parents):
+        if any((directory / marker).is_file() for marker in _ROOT_MARKERS) or any(
+            next(directory.glob(pattern), None) for pattern in _REQUIREMENT_FILES[:2]
+        ):
+            return directory
+        if (directory / ".git").exists() or (directory / ".hg").exists():
+            return None
+    return None
+
+
+_CACHE: Dict[Path, Targets] = {}
+
+
+def detect(filename: str) -> Targets:
+    """The targets for a checked file, read once per project root."""
+    root = project_root(Path(filename).resolve().parent)
+    if root is None:
+        return Targets({})
+    if root not in _CACHE:
+        targets = floors_of(declarations(root))
+        _CACHE[root] = Targets(targets.floors, tuple(str(root / s) for s in targets.sources))
+        LOG.info("flake8-no-apex: targets for %s: %s", root, _CACHE[root].describe())
+    return _CACHE[root]
