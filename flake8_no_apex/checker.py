@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -44,6 +44,7 @@ class Finding:
     code: str
     message: str  # starts with the code, as flake8 expects
     rule: Rule
+    site: Site
 
 
 class RuleIndex:
@@ -152,7 +153,8 @@ class Checker(ScopeVisitor):
         self._pending: List[Tuple[str, Finding]] = []  # reported only if the library is imported
         self._bare_roots: List[Tuple[ast.AST, ast.alias]] = []
         self._root_uses: Dict[str, List[str]] = defaultdict(list)
-        self._calls: Dict[int, ast.Call] = {}  # callee node id -> its call
+        self.calls: Dict[int, ast.Call] = {}  # callee node id -> its call
+        self.imports: List[Tuple[ast.alias, ast.stmt, object]] = []  # (alias, statement, binding)
 
     def check(self, tree: ast.AST) -> List[Finding]:
         self.run(tree)
@@ -169,7 +171,9 @@ class Checker(ScopeVisitor):
     def report(self, rule: Rule, site: Site, position: Tuple[int, int], library: Optional[str] = None) -> None:
         if (self.in_fallback and rule.shim_exempt) or not rule.applies(self.floors):
             return
-        finding = Finding(*position, rule.code, rule.message(site, self.floors), rule)
+        if rule.fixer is not None:
+            site = replace(site, torch=self.name_for("torch"))
+        finding = Finding(*position, rule.code, rule.message(site, self.floors), rule, site)
         if library is None:
             self._add(finding)
         else:
@@ -183,45 +187,52 @@ class Checker(ScopeVisitor):
                 self.imported.add(library)
 
     def visit_Import(self, node: ast.Import) -> None:
+        super().visit_Import(node)
         for alias in node.names:
             self._imported(alias.name)
             position = _alias_position(alias, node, self.lines)
+            binding = self.scopes[-1][alias.asname or alias.name.split(".")[0]]
+            self.imports.append((alias, node, binding))
             hit = self.index.deprecated_module(alias.name)
             if hit:
                 prefix, replacement, rule = hit
-                self.report(rule, Site(node, prefix, replacement), position)
+                self.report(rule, Site(alias, prefix, replacement, statement=node, binding=binding), position)
             elif alias.name in self.index.roots:
                 self._bare_roots.append((node, alias))
             else:
-                self._import_symbol(alias.name, node, position)
-        super().visit_Import(node)
+                self._import_symbol(alias.name, Site(alias, alias.name, statement=node, binding=binding), position)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        super().visit_ImportFrom(node)
+        for alias in node.names:
+            if alias.name != "*":
+                self.imports.append((alias, node, self.scopes[-1][alias.asname or alias.name]))
         if node.level or not node.module:
-            super().visit_ImportFrom(node)
             return
         self._imported(node.module)
         hit = self.index.deprecated_module(node.module)
         if hit:
             prefix, replacement, rule = hit
-            self.report(rule, Site(node, prefix, replacement), (node.lineno, node.col_offset))
-        else:
-            for alias in node.names:
-                qualname = f"{node.module}.{alias.name}"
-                position = _alias_position(alias, node, self.lines)
-                hit = self.index.deprecated_module(qualname)
-                if hit:
-                    prefix, replacement, rule = hit
-                    self.report(rule, Site(node, prefix, replacement), position)
-                elif alias.name != "*":
-                    self._import_symbol(qualname, node, position)
-        super().visit_ImportFrom(node)
+            self.report(rule, Site(node, prefix, replacement, statement=node), (node.lineno, node.col_offset))
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            qualname = f"{node.module}.{alias.name}"
+            position = _alias_position(alias, node, self.lines)
+            binding = self.scopes[-1][alias.asname or alias.name]
+            hit = self.index.deprecated_module(qualname)
+            if hit:
+                prefix, replacement, rule = hit
+                self.report(rule, Site(alias, prefix, replacement, statement=node, binding=binding), position)
+            else:
+                self._import_symbol(qualname, Site(alias, qualname, statement=node, binding=binding), position)
 
-    def _import_symbol(self, qualname: str, node: ast.AST, position: Tuple[int, int]) -> None:
+    def _import_symbol(self, qualname: str, site: Site, position: Tuple[int, int]) -> None:
         hit = self.index.symbol(qualname)
         if hit:
             replacement, rule = hit
-            self.report(rule, Site(node, qualname, replacement), position)
+            self.report(rule, replace(site, replacement=replacement), position)
 
     def star_exports(self, module: str, name: str) -> bool:
         return self.index.symbol(f"{module}.{name}") is not None
@@ -234,7 +245,8 @@ class Checker(ScopeVisitor):
             if uses and not deprecated and alias.name not in uses:
                 continue
             prefix, replacement, rule = deprecated[0] if deprecated else self.index.roots[alias.name]
-            self.report(rule, Site(node, prefix, replacement), _alias_position(alias, node, self.lines))
+            site = Site(alias, prefix, replacement, statement=node)
+            self.report(rule, site, _alias_position(alias, node, self.lines))
 
     def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
         for node in (n for stmt in body for n in ast.walk(stmt)):
@@ -255,7 +267,14 @@ class Checker(ScopeVisitor):
         if qualname and qualname.split(".")[0] in self.index.roots:
             self._root_uses[qualname.split(".")[0]].append(qualname)
 
-    def _symbol_reference(self, node: ast.AST, qualname: Optional[str]) -> bool:
+    def _read(self, name: ast.Name):
+        """The binding a Name reads; an import's binding records the read."""
+        binding = self.lookup(name.id)
+        if binding is not None and binding.statement is not None:
+            binding.uses.append(name)
+        return binding
+
+    def _symbol_reference(self, node: ast.AST, qualname: Optional[str], binding=None) -> bool:
         if qualname is None:
             return False
         hit = self.index.symbol(qualname)
@@ -263,14 +282,16 @@ class Checker(ScopeVisitor):
             return False
         replacement, rule = hit
         self._use(qualname)
-        call = self._calls.get(id(node))
-        self.report(rule, Site(node, qualname, replacement, call=call), (node.lineno, node.col_offset))
+        call = self.calls.get(id(node))
+        site = Site(node, qualname, replacement, call=call, binding=binding)
+        self.report(rule, site, (node.lineno, node.col_offset))
         return True
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
-            qualname = self.qualname(node)
-            if not self._symbol_reference(node, qualname):
+            binding = self._read(node)
+            qualname = binding.qualname if binding else None
+            if not self._symbol_reference(node, qualname, binding):
                 self._use(qualname)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -278,12 +299,17 @@ class Checker(ScopeVisitor):
             self.visit(node.value)
             return
         qualname = self.qualname(node)
-        if self._symbol_reference(node, qualname):
+        root = node.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and self._symbol_reference(node, qualname, self.lookup(root.id)):
+            self._read(root)
             return
         self._attribute_read(node)
         if isinstance(node.value, ast.Name):
             self._use(qualname)
-            self._symbol_reference(node.value, self.qualname(node.value))
+            binding = self._read(node.value)
+            self._symbol_reference(node.value, binding.qualname if binding else None, binding)
         else:
             self.visit(node.value)
 
@@ -305,7 +331,7 @@ class Checker(ScopeVisitor):
         return canonical(name) if name else None
 
     def visit_Call(self, node: ast.Call) -> None:
-        self._calls[id(node.func)] = node
+        self.calls[id(node.func)] = node
         callee = self._callee(node)
         if node.args and isinstance(_literal(node.args[0]), str) and self._imports_by_name(node, callee):
             self._dynamic_import(node.args[0])
@@ -341,7 +367,7 @@ class Checker(ScopeVisitor):
         replacement = self._value_replacement(m, _literal(value))
         if replacement is None:
             return
-        site = Site(at, name, replacement, call=call, value=_literal(value))
+        site = Site(at, name, replacement, call=call, value=_literal(value), value_node=value)
         position = (at.lineno, at.col_offset)
         if callee and any(symbol_matches(spec, callee) for spec in m.callees):
             self.report(rule, site, position)
@@ -364,7 +390,7 @@ class Checker(ScopeVisitor):
             for m, rule in self.index.dict_keys.get(name, ()) if isinstance(name, str) else ():
                 replacement = self._value_replacement(m, _literal(value))
                 if replacement is not None:
-                    site = Site(key, name, replacement, value=_literal(value))
+                    site = Site(key, name, replacement, value=_literal(value), value_node=value)
                     self.report(rule, site, (key.lineno, key.col_offset), library=m.library)
         self.generic_visit(node)
 

@@ -30,13 +30,17 @@ def canonical(qualname: str) -> str:
 
 
 class Binding:
-    """What a name is bound to: a qualified name (imports and aliases of them) or None."""
+    """What a name is bound to: a qualified name (imports and aliases of them) or None.
+    An import's binding keeps its statement and the Name nodes that read it, so a fix can
+    rename every use, or remove the import once nothing reads it."""
 
-    __slots__ = ("qualname", "subclass_of")
+    __slots__ = ("qualname", "subclass_of", "statement", "uses")
 
-    def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None):
+    def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None, statement=None):
         self.qualname = qualname
         self.subclass_of = subclass_of  # a local class: the library class it derives from
+        self.statement = statement  # the import that created it
+        self.uses: List[ast.Name] = []
 
 
 UNKNOWN = Binding()
@@ -138,6 +142,17 @@ class ScopeVisitor(ast.NodeVisitor):
         """Whether `from module import *` binds `name` as far as the rules care."""
         return False
 
+    def name_for(self, qualname: str) -> Optional[str]:
+        """A name that refers to the module `qualname` here: '' when none does and the
+        module's own name is free to import, None when that name means something else."""
+        binding = self.lookup(qualname)
+        if binding is not None:
+            return qualname if binding.qualname == qualname else None
+        for name, binding in self.scopes[0].items():
+            if binding.qualname == qualname and self.lookup(name) is binding:
+                return name
+        return ""
+
     def qualname(self, node: ast.AST) -> Optional[str]:
         """The dotted name an expression refers to, or None when it is not a library's."""
         if isinstance(node, ast.Name):
@@ -163,10 +178,10 @@ class ScopeVisitor(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if alias.asname:
-                self.bind(alias.asname, Binding(alias.name))
+                self.bind(alias.asname, Binding(alias.name, statement=node))
             else:
                 root = alias.name.split(".")[0]
-                self.bind(root, Binding(root))
+                self.bind(root, Binding(root, statement=node))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
@@ -175,7 +190,7 @@ class ScopeVisitor(ast.NodeVisitor):
                     self.scopes[-1].star_modules.append(node.module)
                 continue
             qualname = f"{node.module}.{alias.name}" if not node.level and node.module else None
-            self.bind(alias.asname or alias.name, Binding(qualname))
+            self.bind(alias.asname or alias.name, Binding(qualname, statement=node))
 
     def _assign(self, targets: Iterable[ast.AST], value: Optional[ast.AST]) -> None:
         alias = self.qualname(value) if value is not None else None

@@ -164,11 +164,15 @@ Matcher = Union[Symbols, Modules, Keyword, AttributeRead, Parameter]
 class Site:
     """What the checker found, as the advice of a rule needs it."""
 
-    node: ast.AST
+    node: ast.AST  # the reference, keyword, key, import alias (or import, for a module)
     name: str  # the qualified name, keyword or attribute that matched
     replacement: str = ""  # from the matcher's table
     call: Optional[ast.Call] = None  # the call whose callee or argument matched
     value: object = None  # the literal value of a matched keyword, if any
+    value_node: Optional[ast.AST] = None  # the expression of a matched keyword or dict key
+    statement: Optional[ast.stmt] = None  # the import, for a finding at an import
+    binding: object = None  # the resolver's Binding of the import or of the reference's root
+    torch: Optional[str] = None  # the name of the torch module here ('' if free to import)
 
 
 Floors = Mapping[str, Version]  # library -> oldest supported release; missing: the newest
@@ -207,6 +211,8 @@ class Rule:
     after: str
     invalid: Tuple[str, ...] = ()  # more snippets that must report this code
     valid: Tuple[str, ...] = ()  # snippets that must not report it
+    fixer: Optional[Callable] = None  # (FixContext, Finding) -> Optional[edits.Plan]
+    recipe: str = ""  # for findings a person must migrate: a template using the spellings
     default_off: bool = False  # in flake8's extended default ignore
     shim_exempt: bool = False  # not reported in an `except ImportError` fallback
 

@@ -10,6 +10,22 @@ from ..table import Fix, Grade, Modules, Rule, Symbols, Timeline
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
 _REMOVED = Timeline("apex", "23.05", removed_in="25.07", source="AX-01..AX-12")
+# How a training step moves from apex.amp to native AMP, spelled for the project's torch.
+AMP_RECIPE = """\
+Replace apex.amp with native AMP:
+    # was: model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    scaler = {grad_scaler}
+    for inputs, targets in loader:
+        optimizer.zero_grad()
+        with {autocast}:  # was: the patched model under O1
+            loss = criterion(model(inputs), targets)
+        scaler.scale(loss).backward()  # was: with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()
+        scaler.unscale_(optimizer)  # before clipping model.parameters(); was: amp.master_params(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+    checkpoint["scaler"] = scaler.state_dict()  # was: amp.state_dict()
+O2/O3 (fp16 weights) have no exact native equivalent: keep fp32 weights under autocast."""
 _MAINTAINED_DOC = (
     "These apex parts are still maintained, so this is not a deprecation: the code is off by "
     "default (flake8's extended default ignore) and meant for teams removing apex entirely. "
@@ -90,6 +106,7 @@ RULES = [
         after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
         invalid=("import apex.amp as A\nA.initialize(model, opt)\n",),
         valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
+        recipe=AMP_RECIPE,
     ),
     Rule(
         code="APX102",
@@ -106,6 +123,7 @@ RULES = [
                 "    scaled_loss.backward()\noptimizer.step()\n"),
         after="scaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()\n",
         invalid=("from apex.amp import scale_loss\nwith scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",),
+        recipe=AMP_RECIPE,
     ),
     Rule(
         code="APX103",
@@ -140,6 +158,7 @@ RULES = [
         after=("scaler.unscale_(optimizer)\ntorch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"),
         invalid=("import apex\ncheckpoint = {\"amp\": apex.amp.state_dict()}\n",
                  "from apex import amp\n\n@amp.float_function\ndef f(x):\n    return x\n"),
+        recipe=AMP_RECIPE,
     ),
     Rule(
         code="APX104",
@@ -205,6 +224,7 @@ RULES = [
                 "optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n"),
         after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
         invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
+        recipe=AMP_RECIPE,
     ),
     Rule(
         code="APX107",

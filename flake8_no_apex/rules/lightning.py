@@ -5,6 +5,11 @@ Symbols are written under `lightning`: the resolver folds `pytorch_lightning`,
 """
 from __future__ import annotations
 
+import ast
+from typing import List, Optional
+
+from ..edits import Plan, TextEdit, drop_option, plan, rename_attribute, replace, replace_value
+from ..resolve import canonical
 from ..table import AttributeRead, Fix, Grade, Keyword, Parameter, Rule, Symbols, Timeline
 
 TRAINERS = ("lightning:Trainer", "lightning:Trainer.from_argparse_args", "lightning:LightningLite")
@@ -24,6 +29,111 @@ _PLUGIN_SUFFIX_RENAMES = {
     "TransformerEnginePrecisionPlugin": "TransformerEnginePrecision",
     "XLAPrecisionPlugin": "XLAPrecision",
 }
+
+# Where the renamed precision classes are exported, per import root (the old submodules,
+# such as `precision.native_amp`, were renamed in 2.0).
+_PLUGIN_PACKAGES = {
+    "pytorch_lightning": "pytorch_lightning.plugins",
+    "lightning.pytorch": "lightning.pytorch.plugins",
+    "lightning_lite": "lightning_fabric.plugins",
+    "lightning_fabric": "lightning_fabric.plugins",
+    "lightning.fabric": "lightning.fabric.plugins",
+}
+
+
+def _plugins_package(module: str) -> Optional[str]:
+    """The module to import a renamed precision class from, given the one that had the old."""
+    for root, package in _PLUGIN_PACKAGES.items():
+        if module == root or module.startswith(root + "."):
+            keep = module in (f"{root}.plugins", f"{root}.plugins.precision") and root != "lightning_lite"
+            return module if keep else package
+    return None
+
+
+# Classes whose first parameter is the precision, which Lightning 2.0 spells "16-mixed".
+_TAKES_PRECISION = ("MixedPrecision", "MixedPrecisionPlugin", "DeepSpeedPrecision", "DeepSpeedPrecisionPlugin",
+                    "FSDPPrecision", "FSDPMixedPrecisionPlugin")
+_MIXED_VALUES = {16: "16-mixed", "16": "16-mixed", "bf16": "bf16-mixed"}
+
+
+def _precision_argument(ctx, call: Optional[ast.Call], new: str) -> Optional[List[TextEdit]]:
+    """The 2.0 spelling of a renamed class's precision argument; None if it is no literal."""
+    floor = ctx.floors.get("lightning")
+    if call is None or new not in _TAKES_PRECISION or (floor is not None and floor.major < 2):
+        return []
+    argument = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "precision"), None)
+    if argument is None:
+        return []
+    if not isinstance(argument, ast.Constant) or isinstance(argument.value, bool):
+        return None
+    value = _MIXED_VALUES.get(argument.value)
+    return [replace_value(ctx.source, argument, argument, value)] if value else []
+
+
+def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, new: str) -> Optional[Plan]:
+    """`from <m> import Old[ as X]` -> `from <package> import New[ as X]`, with every use of
+    the name; None when a use cannot follow (noqa) or the import holds other names."""
+    package = _plugins_package(statement.module or "")
+    binding = ctx.binding(alias)
+    if package is None or binding is None or getattr(alias, "lineno", None) is None:
+        return None
+    if any(ctx.noqa(use.lineno, "APX007") for use in binding.uses):
+        return None
+    edits = []
+    if package != statement.module:
+        node = ctx.source.cst(statement, "import_from_statement")
+        module = node.field("module_name") if node else None
+        if module is None or len(statement.names) > 1:
+            return None
+        edits.append(TextEdit(module.range().start.index, module.range().end.index, package))
+    start = ctx.source.span(alias)[0]
+    edits.append(TextEdit(start, start + len(old), new))
+    grade = Grade.SAFE
+    for use in binding.uses:
+        if alias.asname is None:
+            edits.append(replace(ctx.source, use, new))
+        arguments = _precision_argument(ctx, ctx.calls.get(id(use)), new)
+        if arguments is None:
+            grade = Grade.UNSAFE
+        else:
+            edits += arguments
+    return plan(edits, grade)
+
+
+def fix_rename(ctx, finding) -> Optional[Plan]:
+    """A renamed precision class: the import and its uses, or a `pkg.plugins.Old` reference."""
+    site = finding.site
+    new = site.replacement.format(**ctx.spelled)
+    old = site.name.rsplit(".", 1)[-1]
+    if not new.isidentifier():
+        return None  # replaced by a Trainer argument, not by a class
+    if isinstance(site.node, ast.alias):
+        return _rename_import(ctx, site.statement, site.node, old, new)
+    if isinstance(site.node, ast.Attribute):
+        parent = canonical(site.name.rsplit(".", 1)[0])
+        if not parent.endswith((".plugins", ".plugins.precision")) or site.name.startswith("lightning_lite"):
+            return None
+        arguments = _precision_argument(ctx, site.call if site.call and site.call.func is site.node else None, new)
+        edits = [rename_attribute(ctx.source, site.node, new), *(arguments or [])]
+        return plan(edits, Grade.SAFE if arguments is not None else Grade.UNSAFE)
+    # a Name: fixed together with the import that binds it
+    statement = getattr(site.binding, "statement", None)
+    alias = next((a for a in getattr(statement, "names", ()) if a.name == old and a.asname is None), None)
+    return _rename_import(ctx, statement, alias, old, new) if isinstance(statement, ast.ImportFrom) and alias else None
+
+
+def fix_drop(ctx, finding) -> Optional[Plan]:
+    """Drop an apex setting: safe for the "native" value, unsafe for apex (numerics change)."""
+    site = finding.site
+    edit = drop_option(ctx.source, site.node, site.value_node)
+    return plan([edit], Grade.SAFE if site.value == "native" else Grade.UNSAFE) if edit else None
+
+
+def fix_precision(ctx, finding) -> Optional[Plan]:
+    site = finding.site
+    edit = replace_value(ctx.source, site.node, site.value_node, site.replacement.strip('"'))
+    return plan([edit], Grade.SAFE) if edit else None
+
 
 RULES = [
     Rule(
@@ -57,6 +167,7 @@ RULES = [
             'import argparse\nparser = argparse.ArgumentParser()\n'
             'parser.add_argument("--amp_backend", help="apex or native")\n',
         ),
+        fixer=fix_drop,
     ),
     Rule(
         code="APX003",
@@ -81,6 +192,7 @@ RULES = [
             'import pytorch_lightning as pl\nsys.argv += ["--trainer.amp_level=O2"]\n',
         ),
         valid=('cfg = dict(amp_level="O1")\n', 'import nemo\nmodel = nemo.Model(amp_level="O1")\n'),
+        fixer=fix_drop,
     ),
     Rule(
         code="APX004",
@@ -116,6 +228,7 @@ RULES = [
                 'plugin = DeepSpeedPrecisionPlugin(16, amp_type="apex")\n'),
         after='from lightning.pytorch.plugins import DeepSpeedPrecision\n\nplugin = DeepSpeedPrecision("16-mixed")\n',
         invalid=('from lightning_lite.plugins import DeepSpeedPrecision\np = DeepSpeedPrecision(16, "native")\n',),
+        fixer=fix_drop,
     ),
     Rule(
         code="APX006",
@@ -194,6 +307,7 @@ RULES = [
         after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
         invalid=('from lightning_lite.plugins import NativeMixedPrecision\n',),
         valid=('from lightning.pytorch.plugins import MixedPrecision\n',),
+        fixer=fix_rename,
     ),
     Rule(
         code="APX007",
@@ -208,6 +322,7 @@ RULES = [
         before=("from pytorch_lightning.plugins.precision.fsdp_native_native_amp import (\n"
                 "    FullyShardedNativeNativeMixedPrecisionPlugin,\n)\n"),
         after="from lightning.pytorch.plugins import FSDPPrecision\n",
+        fixer=fix_rename,
     ),
     Rule(
         code="APX007",
@@ -223,6 +338,7 @@ RULES = [
                 'plugin = MixedPrecisionPlugin("16-mixed", "cuda")\n'),
         after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
         invalid=('import lightning.pytorch as pl\np = pl.plugins.precision.DeepSpeedPrecisionPlugin("16-mixed")\n',),
+        fixer=fix_rename,
     ),
     Rule(
         code="APX008",
@@ -256,6 +372,7 @@ RULES = [
             'import pytorch_lightning as pl\nt = pl.Trainer(precision="16-mixed")\n',
             'import torchmetrics\nm = torchmetrics.Precision(precision=16)\n',
         ),
+        fixer=fix_precision,
     ),
     Rule(
         code="APX009",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
+from ..edits import Plan, TextEdit, open_paren, plan, replace
 from ..table import Fix, Floors, Grade, Rule, Site, Symbols, Timeline
 
 # The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
@@ -58,6 +59,58 @@ def custom_fwd_advice(site: Site, floors: Floors) -> str:
     return "use @" + _render_call(f"torch.amp.{decorator}", 'device_type="cuda"', _arguments(call, ()))
 
 
+def _arguments_edits(ctx, call: ast.Call, name: str, device: str) -> Optional[List[TextEdit]]:
+    """Insert the device before the first argument (so a call laid out one argument per line
+    keeps its layout); for autocast, turn positional arguments into keywords."""
+    if name == "autocast" and (
+        len(call.args) > len(_AUTOCAST_PARAMETERS) or any(isinstance(a, ast.Starred) for a in call.args)
+    ):
+        return None
+    arguments = sorted([*call.args, *call.keywords], key=lambda a: ctx.source.span(a)[0])
+    first = ctx.source.span(arguments[0])[0] if arguments else open_paren(ctx.source, call)
+    if first is None:
+        return None
+    separator = ", " if arguments else ""
+    insertions = {}
+    if name in ("autocast", "GradScaler"):
+        insertions[first] = f'"{device}"{separator}'
+    elif call.args:  # custom_fwd(forward): the keyword-only device_type goes after it
+        insertions[ctx.source.span(call.args[-1])[1]] = ', device_type="cuda"'
+    else:
+        insertions[first] = f'device_type="cuda"{separator}'
+    if name == "autocast":
+        for parameter, arg in zip(_AUTOCAST_PARAMETERS, call.args):
+            start = ctx.source.span(arg)[0]
+            insertions[start] = insertions.get(start, "") + f"{parameter}="
+    return [TextEdit(at, at, text) for at, text in insertions.items()]
+
+
+def fix_reference(ctx, finding) -> Optional[Plan]:
+    """`<any alias>.autocast(...)` -> `torch.amp.autocast("cuda", ...)`, through whatever name
+    binds torch here (`import torch` is added when none does). Imports go once unused."""
+    site = finding.site
+    if isinstance(site.node, ast.alias) or site.torch is None:
+        return None
+    name = site.name.rsplit(".", 1)[-1]
+    device = site.replacement if site.replacement in ("cuda", "cpu") else "cuda"
+    callee = f"{site.torch or 'torch'}.amp.{name}"
+    call = site.call if site.call is not None and site.call.func is site.node else None
+    if call is not None:
+        arguments = _arguments_edits(ctx, call, name, device)
+        if arguments is None:
+            return None
+        edits = [replace(ctx.source, site.node, callee), *arguments]
+    elif name in ("custom_fwd", "custom_bwd") and id(site.node) in ctx.decorators:
+        edits = [replace(ctx.source, site.node, f'{callee}(device_type="cuda")')]
+    else:
+        return None  # a bare reference: isinstance, subclassing, later positional calls differ
+    root = site.node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    releases = [root.id] if getattr(site.binding, "statement", None) is not None else []
+    return plan(edits, Grade.SAFE, imports=[] if site.torch else ["torch"], releases=releases)
+
+
 _FALLBACK_DOC = (
     "Not reported in the fallback half of a compatibility shim: an `except ImportError:` whose "
     "`try:` uses the new spelling, or the other branch of a version check "
@@ -93,6 +146,7 @@ RULES = [
             "try:\n    from torch.amp import autocast\nexcept ImportError:\n    from torch.cuda.amp import autocast\n",
         ),
         shim_exempt=True,
+        fixer=fix_reference,
     ),
     Rule(
         code="APX202",
@@ -110,6 +164,7 @@ RULES = [
         invalid=("from torch.cpu.amp import autocast as cpu_autocast\nwith cpu_autocast():\n    pass\n",),
         valid=("import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n",),
         shim_exempt=True,
+        fixer=fix_reference,
     ),
     Rule(
         code="APX203",
@@ -135,6 +190,7 @@ RULES = [
             "import torch\nscaler = torch.GradScaler(\"cuda\")\n",
         ),
         shim_exempt=True,
+        fixer=fix_reference,
     ),
     Rule(
         code="APX204",
@@ -157,5 +213,6 @@ RULES = [
         invalid=("from torch.cuda.amp import custom_bwd\n\n@custom_bwd\ndef backward(ctx, g):\n    return g\n",),
         valid=("from torch.amp import custom_fwd\n\n@custom_fwd(device_type=\"cuda\")\ndef f(x):\n    return x\n",),
         shim_exempt=True,
+        fixer=fix_reference,
     ),
 ]

@@ -1,6 +1,12 @@
 """Hugging Face transformers' apex options of `TrainingArguments` (TF-01..TF-06)."""
 from __future__ import annotations
 
+import ast
+from typing import Optional
+
+from packaging.version import Version
+
+from ..edits import Plan, drop_option, plan, rename_attribute, rename_option, replace_value
 from ..table import ByFloor, Fix, Grade, Keyword, Rule, Symbols, Timeline
 
 TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
@@ -9,6 +15,31 @@ TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTra
 def _option(name: str, values=None) -> Keyword:
     """A TrainingArguments field: keyword, dict key or `--name` in a transformers module."""
     return Keyword(name, callees=TRAINING_ARGUMENTS, values=values, library="transformers", dict_forms=True, argv=True)
+
+
+def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
+    """Rename to half_precision_backend where it exists (4.13 to 4.x), else drop it."""
+    site = finding.site
+    floor = ctx.floors.get("transformers")
+    if floor is not None and floor < Version("5.0"):
+        edit = rename_option(ctx.source, site.node, "fp16_backend", "half_precision_backend")
+        return plan([edit], Grade.SAFE) if edit else None
+    edit = drop_option(ctx.source, site.node, site.value_node)
+    return plan([edit], Grade.SAFE if site.value == "auto" else Grade.UNSAFE) if edit else None
+
+
+def fix_drop(ctx, finding) -> Optional[Plan]:
+    """Drop an apex-only option: training moves from apex to native AMP."""
+    edit = drop_option(ctx.source, finding.site.node, finding.site.value_node)
+    return plan([edit], Grade.UNSAFE) if edit else None
+
+
+def fix_optimizer(ctx, finding) -> Optional[Plan]:
+    site = finding.site
+    if isinstance(site.node, ast.Attribute):
+        return plan([rename_attribute(ctx.source, site.node, "ADAMW_TORCH_FUSED")], Grade.SAFE)
+    edit = replace_value(ctx.source, site.node, site.value_node, "adamw_torch_fused")
+    return plan([edit], Grade.SAFE) if edit else None
 
 
 RULES = [
@@ -40,6 +71,7 @@ RULES = [
             'import transformers\nconfig = {"fp16_backend": "auto"}\n',
         ),
         valid=('config = {"fp16_backend": "auto"}\n',),
+        fixer=fix_fp16_backend,
     ),
     Rule(
         code="APX302",
@@ -61,6 +93,7 @@ RULES = [
         ),
         invalid=('from transformers import TrainingArguments\nTrainingArguments("o", fp16_backend="apex")\n',),
         valid=('from transformers import TrainingArguments\nTrainingArguments("o", half_precision_backend="auto")\n',),
+        fixer=fix_drop,
     ),
     Rule(
         code="APX303",
@@ -80,6 +113,7 @@ RULES = [
             'args = TrainingArguments("out", fp16=True)\n'
         ),
         invalid=('import transformers\nargv = ["--fp16_opt_level=O2"]\n',),
+        fixer=fix_drop,
     ),
     Rule(
         code="APX304",
@@ -103,5 +137,6 @@ RULES = [
         ),
         invalid=('from transformers.training_args import OptimizerNames\nname = OptimizerNames.ADAMW_APEX_FUSED\n',),
         valid=('import torch\nopt = make(optim="adamw_apex_fused")\n',),
+        fixer=fix_optimizer,
     ),
 ]

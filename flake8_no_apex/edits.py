@@ -1,0 +1,225 @@
+"""The vocabulary of fixes: character-offset edits, plans, and where things are in a file.
+
+Fixers compute minimal edits from the resolver's nodes (rename a callee, insert an argument,
+drop a keyword with its comma, rewrite an import); ast-grep-py's concrete syntax tree supplies
+what Python's ast leaves out (commas, parentheses, comments) and applies the edits.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+
+from ast_grep_py import SgNode, SgRoot
+
+from .table import Grade
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, order=True)
+class TextEdit:
+    start: int  # character offsets into the source
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The edits that fix one finding, all or nothing."""
+
+    edits: Tuple[TextEdit, ...]
+    grade: Grade
+    imports: FrozenSet[str] = frozenset()  # modules the edits name and that must be imported
+    releases: FrozenSet[str] = frozenset()  # imported names whose uses the edits rewrite
+
+
+def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = ()) -> Plan:
+    return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases))
+
+
+@dataclass
+class Source:
+    """A file's text, with ast positions turned into character offsets and the concrete
+    syntax tree at hand."""
+
+    text: str
+    newline: str = field(init=False)
+    _starts: List[int] = field(init=False, repr=False)
+    _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
+    _by_kind: Dict[str, List[SgNode]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        breaks = list(_NEWLINE.finditer(self.text))
+        self._starts = [0] + [m.end() for m in breaks]
+        self.newline = breaks[0].group() if breaks else "\n"
+
+    @property
+    def lines(self) -> List[str]:
+        return [self.line(n) for n in range(1, len(self._starts) + 1)]
+
+    def line(self, lineno: int) -> str:
+        start = self._starts[lineno - 1]
+        end = self._starts[lineno] if lineno < len(self._starts) else len(self.text)
+        return self.text[start:end]
+
+    def line_start(self, lineno: int) -> int:
+        return self._starts[lineno - 1]
+
+    def offset(self, lineno: int, col: int) -> int:
+        """ast columns count UTF-8 bytes; edits count characters."""
+        head = self.line(lineno).encode("utf-8")[:col].decode("utf-8", errors="ignore")
+        return self._starts[lineno - 1] + len(head)
+
+    def span(self, node: ast.AST) -> Tuple[int, int]:
+        return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.text[start:end]
+
+    # --- the concrete syntax tree -------------------------------------------------------
+    @property
+    def tree(self) -> SgNode:
+        if self._tree is None:
+            self._tree = SgRoot(self.text, "python").root()
+        return self._tree
+
+    def cst(self, node: ast.AST, kind: str) -> Optional[SgNode]:
+        """The concrete node of `kind` spanning exactly the ast node."""
+        start, end = self.span(node)
+        if kind not in self._by_kind:
+            self._by_kind[kind] = self.tree.find_all(kind=kind)
+        for candidate in self._by_kind[kind]:
+            where = candidate.range()
+            if where.start.index == start and where.end.index == end:
+                return candidate
+        return None
+
+    def cst_starting(self, node: ast.AST, kind: str) -> Optional[SgNode]:
+        """The concrete node of `kind` that starts where the ast node does."""
+        start = self.span(node)[0]
+        return next((c for c in self.tree.find_all(kind=kind) if c.range().start.index == start), None)
+
+    def apply(self, edits: List[TextEdit]) -> str:
+        """The text with non-overlapping, sorted edits applied by ast-grep."""
+        sg_edits = []
+        for edit in edits:
+            sg_edit = self.tree.replace("")
+            sg_edit.start_pos, sg_edit.end_pos, sg_edit.inserted_text = edit.start, edit.end, edit.text
+            sg_edits.append(sg_edit)
+        return self.tree.commit_edits(sg_edits)
+
+
+# --- common edits ---------------------------------------------------------------------------
+def replace(source: Source, node: ast.AST, text: str) -> TextEdit:
+    start, end = source.span(node)
+    return TextEdit(start, end, text)
+
+
+def open_paren(source: Source, call: ast.Call) -> Optional[int]:
+    """The offset just after a call's `(`."""
+    node = source.cst(call, "call")
+    arguments = node.field("arguments") if node else None
+    return arguments.range().start.index + 1 if arguments and arguments.text().startswith("(") else None
+
+
+def remove_element(source: Source, node: ast.AST, kind: str) -> Optional[TextEdit]:
+    """Delete one element of a comma-separated list (a keyword argument, a dict pair, an
+    import alias) with its comma, keeping comments; a line left empty goes too. For a dict
+    pair, `node` is its key."""
+    if getattr(node, "lineno", None) is None:  # an import alias on Python 3.9
+        return None
+    element = source.cst(node, kind) if kind != "pair" else source.cst_starting(node, kind)
+    if element is None:
+        return None
+    start, end = element.range().start.index, element.range().end.index
+    after = element.next()
+    before = element.prev()
+    if after is not None and after.kind() == ",":
+        end = after.range().end.index
+        while end < len(source.text) and source.text[end] in " \t":
+            end += 1
+    elif before is not None and before.kind() == ",":
+        start = before.range().start.index
+    return _whole_lines(source, TextEdit(start, end, ""))
+
+
+def _whole_lines(source: Source, edit: TextEdit) -> TextEdit:
+    """Widen a deletion to whole lines when it leaves only blanks on them."""
+    line_start = source.text.rfind("\n", 0, edit.start) + 1
+    newline = _NEWLINE.search(source.text, edit.end)
+    line_end = newline.end() if newline else len(source.text)
+    rest = source.text[line_start:edit.start] + source.text[edit.end:newline.start() if newline else line_end]
+    if not rest.strip():
+        return TextEdit(line_start, line_end, "")
+    return edit
+
+
+def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
+    start, end = source.span(statement)
+    return _whole_lines(source, TextEdit(start, end, ""))
+
+
+def string_like(source: Source, node: ast.AST, value: str) -> str:
+    """`value` as a string literal in the quotes the replaced literal used."""
+    quote = "'" if source.segment(node).lstrip("rbuRBU").startswith("'") else '"'
+    return f"{quote}{value}{quote}"
+
+
+def import_position(source: Source, tree: ast.Module) -> int:
+    """Where a new top-level import goes: after the last top-level import, else after the
+    docstring, else after leading comments (shebang, encoding cookie)."""
+    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    body = tree.body
+    if imports:
+        anchor: Optional[ast.stmt] = imports[-1]
+    elif body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        anchor = body[0]
+    else:
+        anchor = None
+    count = len(source.lines)
+    if anchor is not None:
+        return source.line_start(anchor.end_lineno + 1) if anchor.end_lineno < count else len(source.text)
+    lineno = 1
+    while lineno < count and source.line(lineno).lstrip().startswith("#"):
+        lineno += 1
+    return source.line_start(lineno)
+
+
+# --- options: keyword arguments, dict keys, argument-vector flags -----------------------------
+def drop_option(source: Source, node: ast.AST, value_node: Optional[ast.AST]) -> Optional[TextEdit]:
+    """Remove a keyword argument, or a dict pair given its key; flags are left alone."""
+    if isinstance(node, ast.keyword):
+        return remove_element(source, node, "keyword_argument")
+    if value_node is not None and isinstance(node, ast.Constant):
+        return remove_element(source, node, "pair")
+    return None
+
+
+def rename_option(source: Source, node: ast.AST, old: str, new: str) -> Optional[TextEdit]:
+    """`old=` -> `new=`, `{"old": ...}` -> `{"new": ...}`, `"--old"` -> `"--new"`."""
+    if isinstance(node, ast.keyword):
+        start = source.span(node)[0]
+        return TextEdit(start, start + len(old), new)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return replace(source, node, string_like(source, node, node.value.replace(old, new, 1)))
+    return None
+
+
+def replace_value(source: Source, node: ast.AST, value_node: Optional[ast.AST], value: str) -> Optional[TextEdit]:
+    """Replace the literal value of a keyword or dict key, or of a `"--flag=value"`."""
+    if isinstance(value_node, ast.Constant):
+        text = string_like(source, value_node, value) if isinstance(value_node.value, str) else f'"{value}"'
+        return replace(source, value_node, text)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and "=" in node.value:
+        flag = node.value.split("=", 1)[0]
+        return replace(source, node, string_like(source, node, f"{flag}={value}"))
+    return None
+
+
+def rename_attribute(source: Source, node: ast.Attribute, new: str) -> TextEdit:
+    end = source.span(node)[1]
+    return TextEdit(end - len(node.attr), end, new)

@@ -1,0 +1,194 @@
+"""Fix a module: the plugin's own findings, each rule's fixer, applied to a fixpoint.
+
+Every round re-analyses the current text, asks each finding's rule for a plan, applies the
+plans that do not overlap (ast-grep silently drops overlapping edits, so the others wait for
+the next round), adds the imports the new code names and removes the imports the fixes left
+unused. The result of every round must parse, or the module is left as it was.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+from flake8.defaults import NOQA_INLINE_REGEXP
+from flake8.utils import parse_comma_separated_list
+
+from .checker import Checker, Finding
+from .edits import Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement
+from .spellings import spell
+from .table import Floors, Grade
+
+_MAX_ROUNDS = 10
+
+
+class FixError(Exception):
+    """The fixed text did not parse: the module is left untouched."""
+
+
+@dataclass
+class FixContext:
+    """What a rule's fixer may use, for one round over one module."""
+
+    source: Source
+    tree: ast.Module
+    floors: Floors
+    spelled: Dict[str, str]
+    decorators: Set[int]  # ids of decorator expressions
+    noqa: Callable[[int, str], bool]  # (line, code) -> suppressed
+    bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
+    calls: Dict[int, ast.Call]  # id of a callee -> its call
+
+    def binding(self, alias: ast.alias):
+        return self.bindings.get(id(alias))
+
+
+@dataclass
+class FixResult:
+    text: str
+    fixed: List[Finding] = field(default_factory=list)  # findings a fix removed
+    remaining: List[Finding] = field(default_factory=list)  # findings that need a person
+    unsafe: int = 0  # of the remaining, those an unsafe fix would handle
+
+
+def _noqa_lines(source: Source) -> Callable[[int, str], bool]:
+    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it."""
+
+    def suppressed(line: int, code: str) -> bool:
+        match = NOQA_INLINE_REGEXP.search(source.line(line))
+        if match is None:
+            return False
+        codes = match.groupdict()["codes"]
+        return codes is None or code.startswith(tuple(parse_comma_separated_list(codes)))
+
+    return suppressed
+
+
+def _overlaps(a: TextEdit, b: TextEdit) -> bool:
+    if a == b:
+        return False
+    return a.start < b.end and b.start < a.end or a.start == b.start
+
+
+def _choose(plans: List[Tuple[Plan, List[Finding]]]) -> Tuple[List[TextEdit], List[Tuple[Plan, List[Finding]]]]:
+    """The plans whose edits fit together; the others wait for the next round."""
+    accepted: List[TextEdit] = []
+    chosen = []
+    for candidate in sorted(plans, key=lambda p: p[0].edits):
+        edits = candidate[0].edits
+        if any(_overlaps(new, old) for new in edits for old in accepted):
+            continue
+        accepted += [e for e in edits if e not in accepted]
+        chosen.append(candidate)
+    return sorted(accepted), chosen
+
+
+def _in_try(tree: ast.Module) -> Set[int]:
+    """Statements inside a `try:` body: removing an import there changes which branch runs."""
+    inside: Set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            inside.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return inside
+
+
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], findings: List[Finding]) -> List[Plan]:
+    """Remove imports nothing reads any more: those whose uses a fix rewrote, and unused
+    imports of deprecated torch names. Never inside `try:`, where an import is a probe."""
+    deprecated = {id(f.site.node) for f in findings if f.rule.timeline.library == "torch"}
+    guarded = _in_try(ctx.tree)
+    removable = {
+        id(alias): (alias, statement)
+        for alias, statement, binding in checker.imports
+        if not binding.uses and id(statement) not in guarded
+        and ((alias.asname or alias.name.split(".")[0]) in released or id(alias) in deprecated)
+    }
+    plans = []
+    for alias, statement in removable.values():
+        if all(id(other) in removable for other in statement.names):
+            edit: Optional[TextEdit] = remove_statement(ctx.source, statement)
+        else:
+            edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name")
+        if edit is not None:
+            plans.append(plan([edit], Grade.SAFE))
+    return plans
+
+
+def _with_imports(ctx: FixContext, checker: Checker, edits: List[TextEdit], modules: Set[str]) -> List[TextEdit]:
+    """Add `import torch` when a fix names torch and the module does not import it."""
+    for module in sorted(modules):
+        if any(a.name == module and a.asname is None for a, _, _ in checker.imports):
+            continue
+        position = import_position(ctx.source, ctx.tree)
+        text = f"import {module}{ctx.source.newline}"
+        if position == len(ctx.source.text) and not ctx.source.text.endswith(("\n", "\r")):
+            text = ctx.source.newline + text
+        insertion = TextEdit(position, position, text)
+        if not any(_overlaps(insertion, e) for e in edits):
+            edits = sorted(edits + [insertion])
+    return edits
+
+
+@dataclass
+class _Round:
+    """One analysis of the current text."""
+
+    source: Source
+    tree: ast.Module
+    checker: Checker
+    findings: List[Finding]
+    noqa: Callable[[int, str], bool]
+
+    @classmethod
+    def of(cls, text: str, floors: Floors, selected: Callable[[str], bool]) -> "_Round":
+        source = Source(text)
+        tree = ast.parse(text)
+        checker = Checker(floors=floors, lines=source.lines)
+        noqa = _noqa_lines(source)
+        findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
+        return cls(source, tree, checker, findings, noqa)
+
+
+def fix_text(
+    text: str,
+    floors: Optional[Floors] = None,
+    selected: Callable[[str], bool] = lambda code: True,
+    unsafe: bool = False,
+) -> FixResult:
+    """Fix every selected finding whose grade allows it; raise FixError if a round's
+    result would not parse."""
+    floors = dict(floors or {})
+    grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
+    spelled = spell(floors)
+    result = FixResult(text)
+    released: Set[str] = set()
+    for _ in range(_MAX_ROUNDS):
+        now = _Round.of(result.text, floors, selected)
+        decorators = {id(d) for n in ast.walk(now.tree) for d in getattr(n, "decorator_list", ())}
+        bindings = {id(alias): binding for alias, _, binding in now.checker.imports}
+        ctx = FixContext(now.source, now.tree, floors, spelled, decorators, now.noqa, bindings, now.checker.calls)
+        by_plan: Dict[Plan, List[Finding]] = {}
+        result.unsafe = 0
+        for finding in now.findings:
+            fixed = finding.rule.fixer(ctx, finding) if finding.rule.fixer else None
+            if fixed is not None and fixed.grade in grades:
+                by_plan.setdefault(fixed, []).append(finding)
+            elif fixed is not None and fixed.grade is Grade.UNSAFE:
+                result.unsafe += 1
+        for cleanup in _unused_imports(ctx, now.checker, released, now.findings):
+            by_plan.setdefault(cleanup, [])
+        edits, chosen = _choose(list(by_plan.items()))
+        if not edits:
+            break
+        edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
+        new_text = now.source.apply(edits)
+        try:
+            ast.parse(new_text)
+        except SyntaxError as error:
+            raise FixError(f"the fixed code would not parse ({error.msg}, line {error.lineno})") from None
+        for chosen_plan, fixed_findings in chosen:
+            result.fixed += fixed_findings
+            released |= chosen_plan.releases
+        result.text = new_text
+    result.remaining = _Round.of(result.text, floors, selected).findings
+    return result
