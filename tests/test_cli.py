@@ -14,7 +14,9 @@ from flake8_no_apex.cli import InputError, write_atomically
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 SAFE_ONLY = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast(False):\n    pass\n"
-SAFE_FIXED = 'import torch\n\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n'
+SAFE_FIXED = (
+    'import torch\n\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n'
+)
 
 
 def run(cwd, *args, module=False):

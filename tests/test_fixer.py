@@ -225,7 +225,8 @@ def test_renamed_plugin_import_uses_and_precision_argument():
 
 def test_rename_follows_the_lightning_target():
     check_transformed(
-        "from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\np = NativeMixedPrecisionPlugin(16, 'cuda')\n",
+        "from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\n"
+        "p = NativeMixedPrecisionPlugin(16, 'cuda')\n",
         "from pytorch_lightning.plugins import MixedPrecisionPlugin\np = MixedPrecisionPlugin(16, 'cuda')\n",
         floors={"lightning": Version("1.9")},
     )
