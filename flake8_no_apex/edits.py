@@ -168,10 +168,14 @@ def string_like(source: Source, node: ast.AST, value: str) -> str:
     return f"{quote}{value}{quote}"
 
 
-def import_position(source: Source, tree: ast.Module) -> int:
-    """Where a new top-level import goes: after the last top-level import, else after the
-    docstring, else after leading comments (shebang, encoding cookie)."""
-    imports = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+def import_position(source: Source, tree: ast.Module, before: int) -> int:
+    """Where a new top-level import goes: after the last top-level import that ends before
+    offset `before` (module code runs in order), else after the docstring, else after
+    leading comments (shebang, encoding cookie)."""
+    imports = [
+        s for s in tree.body
+        if isinstance(s, (ast.Import, ast.ImportFrom)) and source.offset(s.end_lineno, s.end_col_offset) <= before
+    ]
     body = tree.body
     if imports:
         anchor: Optional[ast.stmt] = imports[-1]

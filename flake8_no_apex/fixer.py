@@ -114,19 +114,43 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], findi
     return plans
 
 
-def _with_imports(ctx: FixContext, checker: Checker, edits: List[TextEdit], modules: Set[str]) -> List[TextEdit]:
-    """Add `import torch` when a fix names torch and the module does not import it."""
-    for module in sorted(modules):
-        if any(a.name == module and a.asname is None for a, _, _ in checker.imports):
+def _with_imports(ctx: FixContext, checker: Checker, edits: List[TextEdit], needed: Set[str]) -> List[TextEdit]:
+    """Bind what the fixes name, which no import binds where they use it (the fixers asked
+    the resolver): `torch` as `import torch`, and `module:Name` merged into a top-level
+    `from module import ...` if there is one, else as a new import."""
+    if not needed:
+        return edits
+    position = import_position(ctx.source, ctx.tree, before=edits[0].start)
+    new_lines = []
+    for need in sorted(needed):
+        module, _, name = need.partition(":")
+        if not name:
+            new_lines.append(f"import {module}")
             continue
-        position = import_position(ctx.source, ctx.tree)
-        text = f"import {module}{ctx.source.newline}"
+        if any(isinstance(s, ast.ImportFrom) and s.module == module and any(a.name == name and a.asname is None
+               for a in s.names) for _, s, _ in checker.imports):
+            continue
+        host = next((s for s in ctx.tree.body if isinstance(s, ast.ImportFrom) and s.module == module and not s.level
+                     and s.names[0].name != "*"), None)
+        if host is not None and getattr(host.names[-1], "lineno", None):
+            edits = _insert(edits, ctx.source.span(host.names[-1])[1], f", {name}")
+            continue
+        new_lines.append(f"from {module} import {name}")
+    if new_lines:
+        text = "".join(line + ctx.source.newline for line in new_lines)
         if position == len(ctx.source.text) and not ctx.source.text.endswith(("\n", "\r")):
             text = ctx.source.newline + text
-        insertion = TextEdit(position, position, text)
-        if not any(_overlaps(insertion, e) for e in edits):
-            edits = sorted(edits + [insertion])
+        edits = _insert(edits, position, text)
     return edits
+
+
+def _insert(edits: List[TextEdit], at: int, text: str) -> List[TextEdit]:
+    """Insert text; an edit starting at the same offset takes it in front of its own, so the
+    order of the two is never left to chance (and never dropped as an overlap)."""
+    same = next((e for e in edits if e.start == at), None)
+    if same is None:
+        return sorted([*edits, TextEdit(at, at, text)])
+    return sorted([*(e for e in edits if e is not same), TextEdit(at, same.end, text + same.text)])
 
 
 @dataclass

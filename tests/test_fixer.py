@@ -348,3 +348,74 @@ def test_a_fix_that_would_break_the_code_is_refused():
             fix_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
     finally:
         object.__setattr__(rule, "fixer", original)
+
+
+# --- apex (unsafe) ----------------------------------------------------------------------------
+def test_apex_calls_become_torch_calls_with_unsafe_fixes():
+    source = """\
+        import apex
+        from apex.parallel import DistributedDataParallel as DDP, convert_syncbn_model
+        from apex.optimizers import FusedAdam
+
+        model = convert_syncbn_model(model)
+        model = DDP(model, delay_allreduce=True)
+        opt = FusedAdam(model.parameters(), lr=1e-3)
+        adam = FusedAdam(model.parameters(), adam_w_mode=False, weight_decay=0.1)
+        sgd = apex.optimizers.FusedSGD(params, lr=0.1, momentum=0.9)
+        norm = apex.normalization.FusedRMSNorm(4096)
+        """
+    check_noop(source)  # none of it is safe
+    check_transformed(
+        source,
+        """\
+        import torch
+
+        model = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+        model = torch.nn.parallel.DistributedDataParallel(model)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=True)
+        adam = torch.optim.Adam(model.parameters(), weight_decay=0.1, fused=True)
+        sgd = torch.optim.SGD(params, lr=0.1, momentum=0.9, fused=True)
+        norm = torch.nn.RMSNorm(4096, eps=1e-5)
+        """,
+        unsafe=True,
+        selected=lambda code: True,
+    )
+
+
+def test_apex_arguments_torch_cannot_honour_block_the_fix():
+    check_noop(
+        """\
+        from apex.optimizers import FusedAdam
+        from apex.parallel import SyncBatchNorm
+        a = FusedAdam(p, 1e-3, False)
+        b = FusedAdam(p, adam_w_mode=flag)
+        c = SyncBatchNorm(64, channel_last=True)
+        """,
+        unsafe=True,
+        selected=lambda code: True,
+    )
+
+
+def test_apex_plugin_becomes_mixed_precision_merged_into_the_import():
+    check_transformed(
+        """\
+        import pytorch_lightning as pl
+        from pytorch_lightning.plugins import ApexMixedPrecisionPlugin, DDPPlugin
+
+        trainer = pl.Trainer(plugins=[ApexMixedPrecisionPlugin(amp_level="O2"), DDPPlugin()])
+        """,
+        """\
+        import pytorch_lightning as pl
+        from pytorch_lightning.plugins import DDPPlugin, MixedPrecision
+
+        trainer = pl.Trainer(plugins=[MixedPrecision("16-mixed", "cuda"), DDPPlugin()])
+        """,
+        unsafe=True,
+    )
+
+
+def test_added_import_goes_before_the_first_use_at_module_level():
+    check_transformed(
+        "from torch.cuda import amp\nscaler = amp.GradScaler()\nimport os\n",
+        'import torch\nscaler = torch.amp.GradScaler("cuda")\nimport os\n',
+    )

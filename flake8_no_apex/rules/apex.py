@@ -6,6 +6,10 @@ versions here are its tags: deprecated in 23.05, gone from 25.07 on.
 """
 from __future__ import annotations
 
+import ast
+from typing import Dict, Optional, Tuple
+
+from ..edits import Plan, TextEdit, plan, remove_element, replace
 from ..table import Fix, Grade, Modules, Rule, Symbols, Timeline
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
@@ -31,6 +35,87 @@ _MAINTAINED_DOC = (
     "default (flake8's extended default ignore) and meant for teams removing apex entirely. "
     "Enable it with `--extend-select {code}` or `--select APX`."
 )
+
+
+class NativeCall:
+    """How a call to an apex class becomes a call to its torch counterpart (an unsafe fix)."""
+
+    def __init__(self, target: str, positional: int, dropped: Tuple[str, ...] = (),
+                 refused: Tuple[str, ...] = (), added: Optional[Dict[str, str]] = None):
+        self.target = target  # below the torch module, e.g. "nn.parallel.DistributedDataParallel"
+        self.positional = positional  # positional arguments that mean the same in both
+        self.dropped = dropped  # apex-only keywords without effect on the result
+        self.refused = refused  # apex-only keywords whose effect torch cannot reproduce
+        self.added = added or {}  # keyword -> value, when torch's default differs from apex's
+
+    def plan(self, ctx, call: ast.Call, callee: ast.AST, torch: str) -> Optional[Plan]:
+        if len(call.args) > self.positional or any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        if any(k.arg is None or k.arg in self.refused for k in call.keywords):
+            return None
+        edits = [replace(ctx.source, callee, f"{torch}.{self.target}")]
+        for keyword in call.keywords:
+            if keyword.arg in self.dropped:
+                edits.append(remove_element(ctx.source, keyword, "keyword_argument"))
+        missing = [f"{k}={v}" for k, v in self.added.items() if all(kw.arg != k for kw in call.keywords)]
+        if missing:
+            last = max((ctx.source.span(a)[1] for a in [*call.args, *call.keywords]), default=None)
+            if last is None:
+                return None
+            edits.append(TextEdit(last, last, "".join(", " + m for m in missing)))
+        return None if None in edits else plan(edits, Grade.UNSAFE)
+
+
+_DDP_ONLY = ("message_size", "delay_allreduce", "shared_param", "allreduce_trigger_params",
+             "retain_allreduce_buffers", "allreduce_always_fp32", "num_allreduce_streams",
+             "allreduce_communicators", "gradient_average", "gradient_predivide_factor",
+             "gradient_average_split_factor", "prof")
+NATIVE_CALLS = {
+    "DistributedDataParallel": NativeCall("nn.parallel.DistributedDataParallel", 1, dropped=_DDP_ONLY),
+    "convert_syncbn_model": NativeCall("nn.SyncBatchNorm.convert_sync_batchnorm", 2, refused=("channel_last",)),
+    "SyncBatchNorm": NativeCall("nn.SyncBatchNorm", 6, refused=("channel_last", "fuse_relu")),
+    # FusedAdam is AdamW unless adam_w_mode=False, and its weight decay defaults to 0 (AdamW: 0.01)
+    "FusedAdam": NativeCall("optim.AdamW", 2, dropped=("set_grad_none", "adam_w_mode"),
+                            refused=("bias_correction", "master_weights"),
+                            added={"weight_decay": "0.0", "fused": "True"}),
+    "FusedSGD": NativeCall("optim.SGD", 6, dropped=("set_grad_none", "materialize_master_grads"),
+                           refused=("wd_after_momentum",), added={"fused": "True"}),
+    "FusedLayerNorm": NativeCall("nn.LayerNorm", 3, refused=("memory_efficient",)),
+    "MixedFusedLayerNorm": NativeCall("nn.LayerNorm", 3, refused=("memory_efficient",)),
+    # torch's RMSNorm defaults eps to the dtype's epsilon, apex's to 1e-5
+    "FusedRMSNorm": NativeCall("nn.RMSNorm", 3, refused=("memory_efficient",), added={"eps": "1e-5"}),
+    "MixedFusedRMSNorm": NativeCall("nn.RMSNorm", 3, refused=("memory_efficient",), added={"eps": "1e-5"}),
+}
+
+
+def fix_native_call(ctx, finding) -> Optional[Plan]:
+    """`DDP(model, delay_allreduce=True)` -> `torch.nn.parallel.DistributedDataParallel(model)`."""
+    site = finding.site
+    call = site.call if site.call is not None and site.call.func is site.node else None
+    name = site.name.rsplit(".", 1)[-1]
+    if call is None or site.torch is None or name not in NATIVE_CALLS:
+        return None
+    if name == "FusedAdam":
+        mode = next((k.value for k in call.keywords if k.arg == "adam_w_mode"), None)
+        if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, bool)):
+            return None
+        if mode is not None and mode.value is False:
+            native = NATIVE_CALLS[name]
+            fixed = NativeCall("optim.Adam", 2, native.dropped, native.refused, {"fused": "True"})
+            return _released(fixed.plan(ctx, call, site.node, site.torch or "torch"), site)
+    return _released(NATIVE_CALLS[name].plan(ctx, call, site.node, site.torch or "torch"), site)
+
+
+def _released(fixed: Optional[Plan], site) -> Optional[Plan]:
+    """The plan, noting that it needs torch and that the apex name it replaced may go."""
+    if fixed is None:
+        return None
+    root = site.node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    releases = [root.id] if getattr(site.binding, "statement", None) is not None else []
+    return plan(fixed.edits, fixed.grade, imports=[] if site.torch else ["torch"], releases=releases)
+
 
 RULES = [
     Rule(
@@ -173,6 +258,7 @@ RULES = [
         before="from apex.parallel import DistributedDataParallel as DDP\n\nmodel = DDP(model, delay_allreduce=True)\n",
         after="import torch\n\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])\n",
         valid=("import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",),
+        fixer=fix_native_call,
     ),
     Rule(
         code="APX105",
@@ -194,6 +280,7 @@ RULES = [
         before="import apex\n\nmodel = apex.parallel.convert_syncbn_model(model)\n",
         after="import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
         valid=("import torch\nbn = torch.nn.SyncBatchNorm(64)\n",),
+        fixer=fix_native_call,
     ),
     Rule(
         code="APX106",
@@ -241,6 +328,7 @@ RULES = [
         after="import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n",
         valid=("class FusedAdam:\n    pass\n\nopt = FusedAdam()\n",),
         default_off=True,
+        fixer=fix_native_call,
     ),
     Rule(
         code="APX107",
@@ -254,6 +342,7 @@ RULES = [
         before="import apex\n\noptimizer = apex.optimizers.FusedSGD(params, lr=0.1)\n",
         after="import torch\n\noptimizer = torch.optim.SGD(params, lr=0.1, fused=True)\n",
         default_off=True,
+        fixer=fix_native_call,
     ),
     Rule(
         code="APX107",
@@ -282,6 +371,7 @@ RULES = [
         after="import torch\n\nnorm = torch.nn.LayerNorm(768)\n",
         valid=("class FusedLayerNorm:\n    pass\n\nnorm = FusedLayerNorm(768)\n",),
         default_off=True,
+        fixer=fix_native_call,
     ),
     Rule(
         code="APX108",
@@ -295,5 +385,6 @@ RULES = [
         before="import apex.normalization\n\nnorm = apex.normalization.FusedRMSNorm(4096)\n",
         after="import torch\n\nnorm = torch.nn.RMSNorm(4096, eps=1e-5)\n",
         default_off=True,
+        fixer=fix_native_call,
     ),
 ]

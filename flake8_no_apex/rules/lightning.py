@@ -122,6 +122,43 @@ def fix_rename(ctx, finding) -> Optional[Plan]:
     return _rename_import(ctx, statement, alias, old, new) if isinstance(statement, ast.ImportFrom) and alias else None
 
 
+def _module_names(tree: ast.Module) -> dict:
+    """Top-level names and the module a `from` import took each from (None: not an import)."""
+    names = {}
+    for statement in tree.body:
+        if isinstance(statement, ast.ImportFrom):
+            names.update({a.asname or a.name: statement.module for a in statement.names})
+        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[statement.name] = None
+        else:
+            names.update({n.id: None for n in ast.walk(statement) if isinstance(n, ast.Name) and
+                          isinstance(n.ctx, ast.Store)})
+    return names
+
+
+def fix_apex_plugin(ctx, finding) -> Optional[Plan]:
+    """`ApexMixedPrecisionPlugin(...)` -> `MixedPrecision("16-mixed", "cuda")`, spelled for the
+    target; unsafe, since training moves from apex to native AMP."""
+    site = finding.site
+    call = site.call if site.call is not None and site.call.func is site.node else None
+    if call is None:
+        return None
+    new_call, new_class = ctx.spelled["mixed_precision_plugin"], ctx.spelled["mixed_precision"]
+    if isinstance(site.node, ast.Attribute):
+        if not canonical(site.name.rsplit(".", 1)[0]).endswith((".plugins", ".plugins.precision")):
+            return None
+        prefix = ctx.source.segment(site.node.value)
+        return plan([replace(ctx.source, call, f"{prefix}.{new_call}")], Grade.UNSAFE)
+    statement = getattr(site.binding, "statement", None)
+    package = _plugins_package(getattr(statement, "module", None) or "")
+    if not isinstance(statement, ast.ImportFrom) or package is None:
+        return None
+    if _module_names(ctx.tree).get(new_class, package) != package:
+        return None  # the name is taken by something else
+    return plan([replace(ctx.source, call, new_call)], Grade.UNSAFE, imports=[f"{package}:{new_class}"],
+                releases=[site.node.id])
+
+
 def fix_drop(ctx, finding) -> Optional[Plan]:
     """Drop an apex setting: safe for the "native" value, unsafe for apex (numerics change)."""
     site = finding.site
@@ -201,7 +238,8 @@ RULES = [
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", replacement_since="1.9.0", source="PL-04"),
         subject="{name}",
         advice="use Trainer(precision={precision_16}), or {mixed_precision_plugin} as a plugin",
-        fix=Fix(Grade.UNSAFE, "moves training from apex to native AMP"),
+        fix=Fix(Grade.UNSAFE, "moves training from apex to native AMP; calls become the target's "
+                "MixedPrecision(\"16-mixed\", \"cuda\") and the import follows"),
         doc=("Lightning's apex plugin was deprecated in 1.9 and its module deleted in 2.0. Found at "
              "imports, calls, subclasses and isinstance checks, under `pytorch_lightning` and "
              "`lightning.pytorch`."),
@@ -213,6 +251,7 @@ RULES = [
             'import pytorch_lightning as pl\nok = isinstance(p, pl.plugins.ApexMixedPrecisionPlugin)\n',
         ),
         valid=('class ApexMixedPrecisionPlugin:\n    pass\n\np = ApexMixedPrecisionPlugin()\n',),
+        fixer=fix_apex_plugin,
     ),
     Rule(
         code="APX005",
@@ -298,7 +337,8 @@ RULES = [
                           source="PL-05, PL-08, PL-09, LF-01"),
         subject="{name}",
         advice="use {replacement}",
-        fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with the same arguments"),
+        fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with its import and every use, and a "
+                "literal precision argument in the 2.0 spelling; a computed one makes it unsafe"),
         doc=("Lightning 1.9 renamed `NativeMixedPrecisionPlugin` to `MixedPrecisionPlugin` (now "
              "`MixedPrecision`) and deprecated the FairScale sharded variants; 2.0 removed the old "
              "names. Lite's `NativeMixedPrecision` became Fabric's `MixedPrecision` in 1.9."),

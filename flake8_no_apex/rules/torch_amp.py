@@ -125,8 +125,9 @@ RULES = [
         timeline=Timeline("torch", "2.4", replacement_since="1.12", source="PT-01"),
         subject="{name}",
         advice=autocast_advice,
-        fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cuda\", ...) is the same class the old name wraps; "
-                "positional arguments become keywords, so their meaning is kept"),
+        fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cuda\", ...) is the class the old name wraps, and positional "
+                "arguments become keywords, so their meaning is kept; a bare reference (isinstance, a subclass, "
+                "a name called later with positional arguments) is left to a person, as is a call with *args"),
         doc=("`torch.cuda.amp.autocast` emits a FutureWarning since torch 2.4. Its positional "
              "parameters are `(enabled, dtype, cache_enabled)` while `torch.amp.autocast` takes "
              "`(device_type, dtype, enabled, cache_enabled)`: `autocast(use_amp)` must become "
@@ -156,7 +157,7 @@ RULES = [
         subject="{name}",
         advice=autocast_advice,
         fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cpu\", ...) is what the old name wraps; positional "
-                "arguments become keywords"),
+                "arguments become keywords; bare references are left to a person"),
         doc=("`torch.cpu.amp.autocast` emits a FutureWarning since torch 2.4; it defaults to "
              "bfloat16, as `torch.amp.autocast(\"cpu\")` does. " + _FALLBACK_DOC),
         before="import torch\n\nwith torch.cpu.amp.autocast():\n    y = model(x)\n",
@@ -173,7 +174,8 @@ RULES = [
         timeline=Timeline("torch", "2.4", replacement_since="2.3", source="PT-03, PT-04"),
         subject="{name}",
         advice=grad_scaler_advice,
-        fix=Fix(Grade.SAFE, "torch.amp.GradScaler only prepends the device to the same parameters"),
+        fix=Fix(Grade.SAFE, "torch.amp.GradScaler only prepends the device to the same parameters; bare "
+                "references (isinstance, subclasses) are left to a person"),
         doc=("`torch.cuda.amp.GradScaler` and `torch.cpu.amp.GradScaler` emit a FutureWarning "
              "since torch 2.4 (not 2.3: 2.3 added `torch.amp.GradScaler` and kept the old name "
              "silent). " + _FALLBACK_DOC),

@@ -53,7 +53,8 @@ RULES = [
             (None, "rename it to half_precision_backend (same values)"),
             ("5.0.0", "drop it and keep fp16=True or bf16=True (half_precision_backend, its 4.x name, is gone too)"),
         )),
-        fix=Fix(Grade.SAFE, "a rename on 4.13-4.57; on 5.x the field no longer exists"),
+        fix=Fix(Grade.SAFE, "where half_precision_backend exists (a target below transformers 5.0) it is a "
+                "rename; otherwise the option is dropped, which is safe for \"auto\" and unsafe for other values"),
         doc=("`fp16_backend` was renamed `half_precision_backend` in transformers 4.13 (FutureWarning) "
              "and both were removed in 5.0, where the dataclass raises TypeError."),
         before=(
