@@ -37,6 +37,7 @@ def timeline_table() -> List[str]:
 
 
 def rule_entry(rule: Rule) -> List[str]:
+    fence = "```python" if rule.language == "python" else "```text"
     return [
         f"**{rule.title}** ({rule.timeline.source})",
         "",
@@ -44,12 +45,12 @@ def rule_entry(rule: Rule) -> List[str]:
         "",
         f"Fix: *{rule.fix.grade.value}*, because {rule.fix.why}.",
         "",
-        "```python",
+        fence,
         "# before",
         rule.before.rstrip(),
         "```",
         "",
-        "```python",
+        fence,
         "# after",
         rule.after.rstrip(),
         "```",

@@ -7,6 +7,7 @@ what Python's ast leaves out (commas, parentheses, comments) and applies the edi
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
@@ -66,6 +67,11 @@ class Source:
 
     def line_start(self, lineno: int) -> int:
         return self._starts[lineno - 1]
+
+    def position(self, offset: int) -> Tuple[int, int]:
+        """(line, 1-based character column) of a character offset."""
+        line = bisect.bisect_right(self._starts, offset)
+        return line, offset - self._starts[line - 1] + 1
 
     def offset(self, lineno: int, col: int) -> int:
         """ast columns count UTF-8 bytes; edits count characters."""

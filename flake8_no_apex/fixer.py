@@ -51,7 +51,7 @@ class FixResult:
     unsafe: int = 0  # of the remaining, those an unsafe fix would handle
 
 
-def _noqa_lines(source: Source) -> Callable[[int, str], bool]:
+def noqa_lines(source: Source) -> Callable[[int, str], bool]:
     """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it."""
 
     def suppressed(line: int, code: str) -> bool:
@@ -168,9 +168,33 @@ class _Round:
         source = Source(text)
         tree = ast.parse(text)
         checker = Checker(floors=floors, lines=source.lines)
-        noqa = _noqa_lines(source)
+        noqa = noqa_lines(source)
         findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
         return cls(source, tree, checker, findings, noqa)
+
+    def context(self, floors: Floors) -> FixContext:
+        decorators = {id(d) for n in ast.walk(self.tree) for d in getattr(n, "decorator_list", ())}
+        bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
+        return FixContext(self.source, self.tree, floors, spell(floors), decorators, self.noqa, bindings,
+                          self.checker.calls)
+
+
+def analyse(
+    text: str, floors: Optional[Floors] = None, selected: Callable[[str], bool] = lambda code: True
+) -> Tuple[Source, List[Tuple[Finding, Optional[Plan]]]]:
+    """The findings of a module, each with the plan that would fix it (including the import
+    it needs), as `check --format json` reports them. Nothing is applied."""
+    floors = dict(floors or {})
+    now = _Round.of(text, floors, selected)
+    ctx = now.context(floors)
+    planned = []
+    for finding in now.findings:
+        fixed = finding.rule.fixer(ctx, finding) if finding.rule.fixer else None
+        if fixed is not None and fixed.imports:
+            edits = _with_imports(ctx, now.checker, list(fixed.edits), set(fixed.imports))
+            fixed = Plan(tuple(edits), fixed.grade, fixed.imports, fixed.releases)
+        planned.append((finding, fixed))
+    return now.source, planned
 
 
 def fix_text(
@@ -183,14 +207,11 @@ def fix_text(
     result would not parse."""
     floors = dict(floors or {})
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
-    spelled = spell(floors)
     result = FixResult(text)
     released: Set[str] = set()
     for _ in range(_MAX_ROUNDS):
         now = _Round.of(result.text, floors, selected)
-        decorators = {id(d) for n in ast.walk(now.tree) for d in getattr(n, "decorator_list", ())}
-        bindings = {id(alias): binding for alias, _, binding in now.checker.imports}
-        ctx = FixContext(now.source, now.tree, floors, spelled, decorators, now.noqa, bindings, now.checker.calls)
+        ctx = now.context(floors)
         by_plan: Dict[Plan, List[Finding]] = {}
         result.unsafe = 0
         for finding in now.findings:

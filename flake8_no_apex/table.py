@@ -157,7 +157,16 @@ class Parameter:
     library: str
 
 
-Matcher = Union[Symbols, Modules, Keyword, AttributeRead, Parameter]
+@dataclass(frozen=True)
+class Dependency:
+    """A distribution pinned in dependency files (requirements, pyproject, setup.cfg), by
+    name or by a URL or wheel that names it."""
+
+    name: str
+    url_markers: Tuple[str, ...] = ()  # lower-case fragments of URLs that mean the distribution
+
+
+Matcher = Union[Symbols, Modules, Keyword, AttributeRead, Parameter, Dependency]
 
 
 @dataclass(frozen=True)
@@ -213,6 +222,7 @@ class Rule:
     valid: Tuple[str, ...] = ()  # snippets that must not report it
     fixer: Optional[Callable] = None  # (FixContext, Finding) -> Optional[edits.Plan]
     recipe: str = ""  # for findings a person must migrate: a template using the spellings
+    language: str = "python"  # what the examples are written in ("requirements" for dependency rules)
     default_off: bool = False  # in flake8's extended default ignore
     shim_exempt: bool = False  # not reported in an `except ImportError` fallback
 

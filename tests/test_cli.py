@@ -99,7 +99,7 @@ def test_targets_option(tmp_path):
     [
         (["fix", "--apex-target-versions", "jax=1"], "expected LIBRARY=VERSION"),
         (["fix", "missing.py"], "no such file"),
-        (["fix", "--select", "E5"], "no code starts with"),
+        (["fix", "--select", "APX9"], "no code starts with"),
         (["frobnicate"], "invalid choice"),
     ],
 )

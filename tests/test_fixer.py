@@ -11,7 +11,7 @@ from packaging.version import Version
 
 from flake8_no_apex import fixer
 from flake8_no_apex.fixer import FixError, fix_text
-from flake8_no_apex.rules import RULES
+from flake8_no_apex.rules import PYTHON_RULES, RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -301,7 +301,7 @@ def test_transformers_options_follow_the_target():
 
 
 # --- guarantees ------------------------------------------------------------------------------
-@pytest.mark.parametrize("rule", RULES, ids=[f"{r.code}-{r.title}" for r in RULES])
+@pytest.mark.parametrize("rule", PYTHON_RULES, ids=[f"{r.code}-{r.title}" for r in PYTHON_RULES])
 def test_every_example_fixes_to_code_that_parses_and_is_stable(rule):
     for unsafe in (False, True):
         once = fix_text(rule.before, unsafe=unsafe)
@@ -313,14 +313,14 @@ def test_every_example_fixes_to_code_that_parses_and_is_stable(rule):
 
 def test_safe_fixes_of_the_examples_remove_their_findings():
     fixed_codes = set()
-    for rule in RULES:
+    for rule in PYTHON_RULES:
         result = fix_text(rule.before)
         fixed_codes |= {f.code for f in result.fixed}
         assert not {f.code for f in result.fixed} & {f.code for f in result.remaining if f.rule is rule}
     assert {"APX007", "APX008", "APX201", "APX202", "APX203", "APX204", "APX301", "APX304"} <= fixed_codes
 
 
-FRAGMENTS = [r.before for r in RULES] + [s for r in RULES for s in r.invalid] + [
+FRAGMENTS = [r.before for r in PYTHON_RULES] + [s for r in PYTHON_RULES for s in r.invalid] + [
     p.read_text() for p in FIXTURES.glob("*.py")
 ]
 

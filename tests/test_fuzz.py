@@ -10,7 +10,7 @@ import hypothesmith
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from flake8_no_apex.checker import check_tree
-from flake8_no_apex.rules import RULES
+from flake8_no_apex.rules import PYTHON_RULES
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -22,7 +22,7 @@ def test_generated_programs_do_not_crash(source):
     check_tree(tree)
 
 
-SNIPPETS = [s for rule in RULES for s in (rule.before, rule.after, *rule.invalid, *rule.valid)]
+SNIPPETS = [s for rule in PYTHON_RULES for s in (rule.before, rule.after, *rule.invalid, *rule.valid)]
 
 
 @settings(max_examples=150, deadline=None)

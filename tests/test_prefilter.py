@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from flake8_no_apex.checker import check_tree
 from flake8_no_apex.plugin import _prefilter
-from flake8_no_apex.rules import RULES
+from flake8_no_apex.rules import PYTHON_RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -26,14 +26,14 @@ def test_a_name_without_its_library_does_not_pass():
 
 
 def test_every_example_and_fixture_with_findings_passes():
-    sources = [s for rule in RULES for s in (rule.before, *rule.invalid)]
+    sources = [s for rule in PYTHON_RULES for s in (rule.before, *rule.invalid)]
     sources += [path.read_text() for path in FIXTURES.glob("*.py")]
     for source in sources:
         if check_tree(ast.parse(source)):
             assert _prefilter().may_match(source), source
 
 
-FRAGMENTS = [rule.before for rule in RULES] + [s for rule in RULES for s in rule.invalid]
+FRAGMENTS = [rule.before for rule in PYTHON_RULES] + [s for rule in PYTHON_RULES for s in rule.invalid]
 
 
 @settings(max_examples=200, deadline=None)

@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from flake8_no_apex import targets
 from flake8_no_apex.checker import check_tree
-from flake8_no_apex.rules import RULES
+from flake8_no_apex.rules import PYTHON_RULES
 from flake8_no_apex.targets import MetadataWarning, TargetError, detect, lower_bound, parse_option
 from helpers import messages
 
@@ -170,7 +170,7 @@ def just_below(version: str) -> Version:
 
 
 GATED = [
-    rule for rule in RULES
+    rule for rule in PYTHON_RULES
     if rule.timeline.library != "apex" and (rule.timeline.replacement_since or rule.timeline.deprecated_in)
 ]
 
@@ -190,7 +190,7 @@ def test_reported_from_the_release_its_replacement_exists_in(rule):
 
 def test_apex_rules_report_whatever_the_targets():
     old = {"torch": V("1.6"), "lightning": V("1.0"), "transformers": V("4.0")}
-    for rule in (r for r in RULES if r.timeline.library == "apex"):
+    for rule in (r for r in PYTHON_RULES if r.timeline.library == "apex"):
         assert any(f.rule is rule for f in check_tree(ast.parse(rule.before), floors=old)), rule.code
 
 

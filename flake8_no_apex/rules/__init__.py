@@ -7,3 +7,4 @@ RULES = sorted(
 )
 CODES = sorted({rule.code for rule in RULES})
 DEFAULT_OFF = sorted({rule.code for rule in RULES if rule.default_off})
+PYTHON_RULES = [rule for rule in RULES if rule.language == "python"]  # the others: dependency files

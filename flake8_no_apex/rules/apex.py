@@ -10,7 +10,7 @@ import ast
 from typing import Dict, Optional, Tuple
 
 from ..edits import Plan, TextEdit, plan, remove_element, replace
-from ..table import Fix, Grade, Modules, Rule, Symbols, Timeline
+from ..table import Dependency, Fix, Grade, Modules, Rule, Site, Symbols, Timeline
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
 _REMOVED = Timeline("apex", "23.05", removed_in="25.07", source="AX-01..AX-12")
@@ -117,6 +117,13 @@ def _released(fixed: Optional[Plan], site) -> Optional[Plan]:
     return plan(fixed.edits, fixed.grade, imports=[] if site.torch else ["torch"], releases=releases)
 
 
+def dependency_advice(site: Site, floors) -> str:
+    if site.value == "pypi":
+        return ("drop it: the PyPI package `apex` is an unrelated web toolkit, and NVIDIA apex's AMP is "
+                "torch.amp now")
+    return "drop it once the code no longer imports apex (APX001): torch has native AMP (torch.amp)"
+
+
 RULES = [
     Rule(
         code="APX001",
@@ -173,6 +180,25 @@ RULES = [
              "from 23.05 on has it."),
         before="from apex.reparameterization import apply_weight_norm\n",
         after="from torch.nn.utils.parametrizations import weight_norm\n",
+    ),
+    Rule(
+        code="APX109",
+        title="NVIDIA apex dependency",
+        match=(Dependency("apex", url_markers=("nvidia/apex", "/apex.git", "/apex-")),),
+        timeline=Timeline("apex", "23.05", source="AX-01; the PyPI note in shared/timeline.md"),
+        subject="requirement {name}",
+        advice=dependency_advice,
+        fix=Fix(Grade.DISPLAY, "the dependency goes once no code imports apex; other parts may still use it"),
+        doc=("NVIDIA apex is built from source (`git+https://github.com/NVIDIA/apex`, local wheels); its AMP, "
+             "DDP and fp16 parts are gone since 25.07. A plain `apex` requirement installs an unrelated "
+             "PyPI project that still satisfies `find_spec(\"apex\")`. Found by `flake8-no-apex check` in "
+             "requirements and constraints files, pyproject.toml and setup.cfg."),
+        before="torch>=2.4\napex @ git+https://github.com/NVIDIA/apex.git\n",
+        after="torch>=2.4\n",
+        invalid=("git+https://github.com/NVIDIA/apex@master#egg=apex\n", "apex==0.9.10dev\n",
+                 "./wheels/apex-0.1-cp311-cp311-linux_x86_64.whl\n"),
+        valid=("apexpy>=2.0\n", "lightning-apex-tools\n"),
+        language="requirements",
     ),
     Rule(
         code="APX101",

@@ -1,0 +1,149 @@
+"""Findings outside Python modules, for `flake8-no-apex check`: LightningCLI YAML configs
+(`trainer: {amp_backend: apex}`, `class_path: ...ApexMixedPrecisionPlugin`) and dependency
+files that pin NVIDIA apex. Same codes and messages as in Python, at the exact line."""
+from __future__ import annotations
+
+import re
+import sys
+from typing import Iterator, List, Optional, Tuple
+
+import yaml
+from packaging.requirements import InvalidRequirement, Requirement
+
+from .checker import Finding, default_index
+from .rules import RULES
+from .table import Dependency, Floors, Site
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+YAML_SUFFIXES = (".yaml", ".yml")
+_TRAINER_KEYS = ("amp_backend", "amp_level", "precision")
+
+
+def _finding(rule, site: Site, line: int, col: int, floors: Floors) -> Optional[Finding]:
+    if not rule.applies(floors):
+        return None
+    return Finding(line, col, rule.code, rule.message(site, floors), rule, site)
+
+
+# --- LightningCLI configs ----------------------------------------------------------------------
+def _trainer_keyword(name: str, value: object) -> Optional[Tuple[object, str]]:
+    """(rule, replacement) of a Trainer argument set in a config, as on a Trainer call."""
+    for matcher, rule in default_index().keywords.get(name, ()):
+        if "lightning:Trainer" in matcher.callees and not matcher.position:
+            if matcher.values is None:
+                return rule, ""
+            replacement = matcher.values.get(value) if not isinstance(value, bool) else None
+            return (rule, replacement) if replacement else None
+    return None
+
+
+def _scalar(node: yaml.Node) -> object:
+    """A YAML scalar as the Python value a LightningCLI config gives the Trainer."""
+    if node.tag.endswith(":int"):
+        return int(node.value)
+    return node.value
+
+
+def check_yaml(text: str, floors: Floors) -> List[Finding]:
+    """Trainer settings under any `trainer:` key (also below `fit:` and other subcommands),
+    and `class_path` values that name a deprecated Lightning class."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return []
+    found: List[Finding] = []
+
+    def walk(node: yaml.Node, under_trainer: bool) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = key.value if isinstance(key, yaml.ScalarNode) else None
+                line, col = key.start_mark.line + 1, key.start_mark.column
+                if under_trainer and name in _TRAINER_KEYS and isinstance(value, yaml.ScalarNode):
+                    hit = _trainer_keyword(name, _scalar(value))
+                    if hit:
+                        rule, replacement = hit
+                        site = Site(None, name, replacement, value=_scalar(value))
+                        found.append(_finding(rule, site, line, col, floors))
+                if name == "class_path" and isinstance(value, yaml.ScalarNode):
+                    hit = default_index().symbol(value.value)
+                    if hit:
+                        replacement, rule = hit
+                        site = Site(None, value.value, replacement)
+                        found.append(_finding(rule, site, value.start_mark.line + 1, value.start_mark.column, floors))
+                walk(value, under_trainer or name == "trainer")
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                walk(item, under_trainer)
+
+    if root is not None:
+        walk(root, False)
+    return [f for f in found if f is not None]
+
+
+def looks_like_lightning_config(text: str) -> bool:
+    return bool(re.search(r"^\s*(trainer|class_path)\s*:", text, re.MULTILINE))
+
+
+# --- dependency files --------------------------------------------------------------------------
+_DEPENDENCY_RULES = [(m, r) for r in RULES for m in r.match if isinstance(m, Dependency)]
+
+
+def _dependency(text: str) -> Optional[Tuple[object, str, str]]:
+    """(rule, shown name, kind) when a requirement line pins a watched distribution."""
+    line = text.strip()
+    lowered = line.lower()
+    for matcher, rule in _DEPENDENCY_RULES:
+        if any(marker in lowered for marker in matcher.url_markers):
+            return rule, line, "source"
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() == matcher.name:
+            return rule, line, "source" if requirement.url else "pypi"
+    return None
+
+
+def _requirement_lines(text: str) -> Iterator[Tuple[int, int, str]]:
+    for number, line in enumerate(text.splitlines(), 1):
+        content = line.split(" #", 1)[0].strip()
+        if content and not content.startswith(("#", "-r", "-c", "--")):
+            yield number, len(line) - len(line.lstrip()), content.removeprefix("-e ").strip()
+
+
+def _quoted_strings(text: str) -> Iterator[Tuple[int, int, str]]:
+    """Every quoted string of a TOML file, with where it stands."""
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in re.finditer(r"\"([^\"]*)\"|'([^']*)'", line):
+            yield number, match.start(), match.group(1) if match.group(1) is not None else match.group(2)
+
+
+def check_dependencies(name: str, text: str, floors: Floors) -> List[Finding]:
+    """Requirements/constraints files, pyproject.toml dependency strings, setup.cfg."""
+    if name == "pyproject.toml":
+        try:
+            tomllib.loads(text)
+        except ValueError:
+            return []
+        candidates = list(_quoted_strings(text))
+    else:
+        candidates = list(_requirement_lines(text))
+    found = []
+    for line, col, candidate in candidates:
+        hit = _dependency(candidate)
+        if hit:
+            rule, shown, kind = hit
+            finding = _finding(rule, Site(None, repr(shown), value=kind), line, col, floors)
+            if finding:
+                found.append(finding)
+    return found
+
+
+def is_dependency_file(name: str) -> bool:
+    return name in ("pyproject.toml", "setup.cfg") or (
+        name.endswith(".txt") and name.startswith(("requirements", "constraints"))
+    )
