@@ -18,6 +18,7 @@ def codes_in(rule, example: str) -> list:
         return [f.code for f in check_dependencies("requirements.txt", example, {})]
     return codes(example)
 
+
 RULE_IDS = [f"{rule.code}-{rule.title}" for rule in RULES]
 
 

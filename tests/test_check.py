@@ -1,0 +1,220 @@
+"""`flake8-no-apex check`, its formats and settings, `rules` and `explain`, and the pre-commit hooks."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
+
+from flake8_no_apex import report
+from flake8_no_apex.rules import CODES, RULES
+
+ROOT = Path(__file__).parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLE = ROOT / "examples" / "legacy_train.py"
+
+
+def check(cwd, *args):
+    return subprocess.run([shutil.which("flake8-no-apex"), "check", *args], cwd=cwd,
+                          capture_output=True, text=True, check=False)
+
+
+def rows(text):
+    return {tuple(line.split(": ", 1)[0].rsplit(":", 2)) + (line.split(": ", 1)[1].split()[0],)
+            for line in text.splitlines()}
+
+
+def test_same_findings_as_flake8_select_apx():
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "APX", "fixtures"],
+                            cwd=FIXTURES.parent, capture_output=True, text=True).stdout
+    ours = check(FIXTURES.parent, "--select", "APX", "fixtures")
+    assert ours.returncode == 1
+    assert rows(ours.stdout) == rows(flake8) and len(rows(flake8)) > 50
+
+
+def test_exit_codes(tmp_path):
+    (tmp_path / "clean.py").write_text("import torch\nwith torch.amp.autocast('cuda'):\n    pass\n")
+    assert check(tmp_path).returncode == 0
+    (tmp_path / "old.py").write_text("from apex import amp\n")
+    assert check(tmp_path).returncode == 1
+    assert check(tmp_path, "--exit-zero").returncode == 0
+    (tmp_path / "unrelated_broken.py").write_text("def f(:\n")  # no rule word: ruled out unparsed
+    assert check(tmp_path).returncode == 1
+    (tmp_path / "broken.py").write_text("from apex import amp\ndef f(:\n")
+    result = check(tmp_path)
+    assert result.returncode == 2 and "broken.py: cannot parse" in result.stderr
+
+
+def test_json_round_trips_and_carries_fix_edits(tmp_path):
+    source = "import torch\n\nwith torch.cuda.amp.autocast(use_amp):\n    pass\n"
+    (tmp_path / "a.py").write_text(source)
+    output = check(tmp_path, "--format", "json").stdout
+    (item,) = json.loads(output)
+    assert json.dumps(json.loads(output), indent=2) + "\n" == output
+    assert item["path"] == "a.py" and (item["line"], item["column"]) == (3, 6)
+    assert (item["end_line"], item["end_column"]) == (3, 29) and item["code"] == "APX201"
+    assert item["url"] == "README.md#apx201" and item["fix"]["grade"] == "safe"
+    lines = source.splitlines(keepends=True)
+    for edit in sorted(item["fix"]["edits"], key=lambda e: (e["start"]["line"], e["start"]["column"]), reverse=True):
+        (line, col), (end_line, end_col) = (edit["start"]["line"], edit["start"]["column"]), (
+            edit["end"]["line"], edit["end"]["column"])
+        assert line == end_line
+        text = lines[line - 1]
+        lines[line - 1] = text[:col - 1] + edit["content"] + text[end_col - 1:]
+    fixed = "".join(lines)
+    ast.parse(fixed)
+    assert fixed == 'import torch\n\nwith torch.amp.autocast("cuda", enabled=use_amp):\n    pass\n'
+
+
+def test_sarif_is_valid_2_1_0_with_rule_metadata(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "train.py")
+    document = json.loads(check(tmp_path, "--format", "sarif").stdout)
+    Sarif.model_validate(document)  # the SARIF 2.1.0 schema, as a model
+    run = document["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == CODES
+    assert all(rule["shortDescription"]["text"] and rule["fullDescription"]["text"] and rule["help"]["text"]
+               for rule in rules)
+    for result in run["results"]:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+    assert {r["level"] for r in run["results"]} == {"error", "warning"}
+    assert any("fixes" in r for r in run["results"])
+
+
+def test_github_annotations_follow_the_workflow_command_syntax(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "train.py")
+    output = check(tmp_path, "--format", "github").stdout.splitlines()
+    pattern = re.compile(r"^::(error|warning|notice) file=train\.py,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,"
+                         r"title=APX\d{3}::APX\d{3} [^\r\n]+$")
+    assert output and all(pattern.match(line) for line in output), output
+    assert report._escape_property("a,b:c%\n") == "a%2Cb%3Ac%25%0A"
+
+
+def test_statistics_and_parallel_jobs(tmp_path):
+    for i in range(6):
+        shutil.copy(EXAMPLE, tmp_path / f"train{i}.py")
+    serial = check(tmp_path, "--statistics")
+    parallel = check(tmp_path, "-j", "2", "--statistics")
+    assert sorted(serial.stdout.splitlines()) == sorted(parallel.stdout.splitlines())
+    assert re.search(r"^6\s+APX101 apex\.amp\.initialize", serial.stdout, re.MULTILINE)
+
+
+def test_noqa_and_config_files(tmp_path):
+    (tmp_path / "a.py").write_text(
+        "import torch\nwith torch.cuda.amp.autocast():  # noqa: APX201\n    s = torch.cuda.amp.GradScaler()\n"
+    )
+    assert rows(check(tmp_path).stdout) == {("a.py", "3", "9", "APX203")}
+    (tmp_path / "setup.cfg").write_text("[flake8]\nextend-ignore = APX203\n")
+    assert check(tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.flake8-no-apex]\nextend-ignore = []\napex-target-versions = "torch=2.1"\n'
+    )
+    assert check(tmp_path).returncode == 0  # GradScaler's replacement needs torch 2.3
+    (tmp_path / "pyproject.toml").write_text('[tool.flake8-no-apex]\nselect = ["APX2"]\nextend-ignore = []\n')
+    assert rows(check(tmp_path).stdout) == {("a.py", "3", "9", "APX203")}
+    assert check(tmp_path, "--ignore", "APX2").returncode == 0  # the command line wins
+
+
+def test_maintained_apex_parts_are_opt_in(tmp_path):
+    (tmp_path / "a.py").write_text("from apex.optimizers import FusedAdam\n")
+    assert check(tmp_path).returncode == 0
+    assert check(tmp_path, "--extend-select", "APX107").returncode == 1
+    assert check(tmp_path, "--select", "APX").returncode == 1
+
+
+def test_lightning_cli_config_is_reported_line_accurately(tmp_path):
+    (tmp_path / "config.yaml").write_text(textwrap.dedent("""\
+        seed_everything: 42
+        fit:
+          trainer:
+            max_epochs: 3
+            precision: 16
+            amp_backend: apex
+            amp_level: O2  # noqa: APX003
+            plugins:
+              - class_path: pytorch_lightning.plugins.ApexMixedPrecisionPlugin
+                init_args:
+                  amp_level: O2
+          model:
+            precision: 16
+    """))
+    (tmp_path / "workflow.yml").write_text("jobs:\n  test:\n    precision: 16\n    amp_backend: apex\n")
+    assert rows(check(tmp_path).stdout) == {
+        ("config.yaml", "5", "5", "APX008"),
+        ("config.yaml", "6", "5", "APX002"),
+        ("config.yaml", "9", "21", "APX004"),
+        ("config.yaml", "11", "11", "APX003"),
+    }
+
+
+def test_dependency_files_pinning_apex(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch>=2.4\napex @ git+https://github.com/NVIDIA/apex.git\napexpy\n")
+    (tmp_path / "requirements-gpu.txt").write_text("# gpu\n./wheels/apex-0.1-cp311-cp311-linux_x86_64.whl\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = [\n  "torch",\n  "apex",\n]\n')
+    found = rows(check(tmp_path).stdout)
+    assert found == {("requirements.txt", "2", "1", "APX109"), ("requirements-gpu.txt", "2", "1", "APX109"),
+                     ("pyproject.toml", "5", "3", "APX109")}
+    assert "unrelated" in check(tmp_path, "pyproject.toml").stdout
+
+
+def test_show_targets(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch>=2.1"]\n')
+    (tmp_path / "a.py").write_text("import torch\n")
+    assert f"targets: torch>=2.1 from {tmp_path / 'pyproject.toml'}" in check(tmp_path, "--show-targets").stderr
+
+
+def test_rules_lists_every_row_and_explain_every_code():
+    listing = subprocess.run([shutil.which("flake8-no-apex"), "rules"], capture_output=True, text=True).stdout
+    assert all(f"| [{rule.code}](#{rule.code.lower()}) | {rule.title} |" in listing for rule in RULES)
+    for code in CODES:
+        result = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", code.lower()],
+                                capture_output=True, text=True)
+        assert result.returncode == 0 and result.stdout.startswith(code) and "Fix: *" in result.stdout
+    unknown = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", "APX999"],
+                             capture_output=True, text=True)
+    assert unknown.returncode == 2 and "unknown code" in unknown.stderr
+
+
+# --- pre-commit -------------------------------------------------------------------------------
+@pytest.fixture
+def git_repo(tmp_path):
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "train.py").write_text(EXAMPLE.read_text())
+    (tmp_path / "requirements.txt").write_text("apex @ git+https://github.com/NVIDIA/apex.git\n")
+    git("add", ".")
+    git("-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "commit", "-qm", "legacy")
+    return tmp_path
+
+
+def try_repo(repo, hook):
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--all-files"],
+        cwd=repo, capture_output=True, text=True, timeout=900,
+    )
+
+
+def test_pre_commit_check_hook(git_repo):
+    result = try_repo(git_repo, "flake8-no-apex")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "train.py:9:18: APX001" in result.stdout and "requirements.txt:1:1: APX109" in result.stdout
+
+
+def test_pre_commit_fix_hook_changes_files_and_fails(git_repo):
+    before = (git_repo / "train.py").read_text()
+    result = try_repo(git_repo, "flake8-no-apex-fix")
+    assert result.returncode == 1, result.stdout + result.stderr
+    after = (git_repo / "train.py").read_text()
+    assert after != before and 'torch.amp.autocast("cuda", enabled=use_amp)' in after
+    ast.parse(after)
