@@ -95,3 +95,8 @@ def test_syntax_error_is_flake8s_not_ours(tmp_path):
     broken.write_text("from apex import amp\ndef f(:\n")
     result = flake8(str(broken))
     assert "E999" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_stdin_honours_noqa():
+    source = "from apex import amp  # noqa: APX001\nimport torch.cuda.amp\n"
+    assert found("--select", "APX", "--stdin-display-name=src/train.py", "-", stdin=source) == set()
