@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from . import __version__, docs, report
+from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
 from .edits import Source
 from .fixer import FixError, analyse, fix_text, noqa_lines
 from .nonpython import YAML_SUFFIXES, check_dependencies, check_yaml, is_dependency_file, looks_like_lightning_config
-from .plugin import _prefilter
 from .rules import CODES, RULES
 from .spellings import spell
 from .targets import TargetError, Targets, detect, parse_option
@@ -142,7 +141,7 @@ def check_file(path: Path, settings: Settings) -> List[report.Reported]:
     selected = settings.selector()
     floors = targets_for(settings, path).floors
     if path.name.endswith(".py"):
-        if not _prefilter().may_match(decoded.text):
+        if not prefilter.default().may_match(decoded.text):
             return []
         try:
             source, planned = analyse(decoded.text, floors, selected)

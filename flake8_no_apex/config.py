@@ -3,17 +3,13 @@ pyproject.toml, then the command line, with flake8's meaning for each key."""
 from __future__ import annotations
 
 import configparser
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
+from .compat import tomllib
 from .rules import CODES, DEFAULT_OFF
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
 # flake8's default exclusions, and the trees a tool that writes must never touch
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs", "*.egg",

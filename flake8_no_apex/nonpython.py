@@ -4,20 +4,16 @@ files that pin NVIDIA apex. Same codes and messages as in Python, at the exact l
 from __future__ import annotations
 
 import re
-import sys
 from typing import Iterator, List, Optional, Tuple
 
 import yaml
 from packaging.requirements import InvalidRequirement, Requirement
 
+from .compat import tomllib
 from .checker import Finding, default_index
 from .rules import RULES
 from .table import Dependency, Floors, Site
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _TRAINER_KEYS = ("amp_backend", "amp_level", "precision")

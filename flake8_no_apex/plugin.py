@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import argparse
 import ast
-from functools import lru_cache
 from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
 from .checker import check_tree
-from .prefilter import Prefilter
-from .rules import DEFAULT_OFF, RULES
+from . import prefilter
+from .rules import DEFAULT_OFF
 from .targets import TargetError, Targets, detect, parse_option
-
-
-@lru_cache(maxsize=None)
-def _prefilter() -> Prefilter:
-    return Prefilter(RULES)
 
 
 def _target_versions(text: str) -> Optional[Targets]:
@@ -56,7 +50,7 @@ class Plugin:
         cls.targets = options.apex_target_versions
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["Plugin"]]]:
-        if not _prefilter().may_match("".join(self.lines)):
+        if not prefilter.default().may_match("".join(self.lines)):
             return
         targets = self.targets or detect(self.filename)
         for finding in check_tree(self.tree, floors=targets.floors, lines=self.lines):

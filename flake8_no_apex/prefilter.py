@@ -7,6 +7,7 @@ alone would match `example` and `sample` and let nearly every file through.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import FrozenSet, Iterable, List, Tuple
 
 from .table import LIBRARY_ROOTS, AttributeRead, Keyword, Modules, Parameter, Rule, Symbols
@@ -54,3 +55,11 @@ class Prefilter:
     def may_match(self, source: str) -> bool:
         present = self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
         return any(all(group & present for group in need) for need in self.needs)
+
+
+@lru_cache(maxsize=None)
+def default() -> Prefilter:
+    """The pre-filter of the whole rule table, built once per process."""
+    from .rules import RULES
+
+    return Prefilter(RULES)

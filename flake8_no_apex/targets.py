@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import configparser
 import logging
-import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +19,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
+from .compat import tomllib
+
 
 LOG = logging.getLogger("flake8.no_apex")  # under flake8's logger: `flake8 -v` shows it
 

@@ -6,7 +6,8 @@ TREE defaults to the regression corpus (pytorch-lightning 1.8.6, fetched by
 tests/corpus.py). Prints:
 - flake8 -j1 with the plugin / flake8 -j1 without it (the plugin's cost to a flake8 user);
 - the plugin's own time (pre-filter + walk) / ast.parse of the same files;
-- the share of files the pre-filter rules out before any walk.
+- the share of files the pre-filter rules out before any walk;
+- `flake8-no-apex check` / `flake8 --select APX` (the standalone command against its peer).
 Each timing is the best of --repeat runs, to damp the noise of a shared machine.
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import corpus  # noqa: E402
 from flake8_no_apex.checker import check_tree  # noqa: E402
-from flake8_no_apex.plugin import _prefilter  # noqa: E402
+from flake8_no_apex.prefilter import default as default_prefilter  # noqa: E402
 
 # flake8 has no switch to turn one plugin off: drop ours from the plugins it finds.
 WITHOUT_PLUGIN = """
@@ -44,9 +45,14 @@ def best_of(repeat: int, run) -> float:
     return min(times)
 
 
-def flake8_time(tree: Path, repeat: int, with_plugin: bool) -> float:
+def flake8_time(tree: Path, repeat: int, with_plugin: bool, *options: str) -> float:
     command = [sys.executable, "-m", "flake8"] if with_plugin else [sys.executable, "-c", WITHOUT_PLUGIN]
-    command += ["--isolated", "-j1", "--exit-zero", "--format=%(code)s", str(tree)]
+    command += ["--isolated", "-j1", "--exit-zero", "--format=%(code)s", *options, str(tree)]
+    return best_of(repeat, lambda: subprocess.run(command, capture_output=True, check=True))
+
+
+def check_time(tree: Path, repeat: int) -> float:
+    command = [sys.executable, "-m", "flake8_no_apex", "check", "--exit-zero", "-j", "1", str(tree)]
     return best_of(repeat, lambda: subprocess.run(command, capture_output=True, check=True))
 
 
@@ -62,7 +68,7 @@ def main() -> None:
     sources = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(tree.rglob("*.py"))]
     trees = [ast.parse(s) for s in sources]
     lines = sum(s.count("\n") for s in sources)
-    prefilter = _prefilter()
+    prefilter = default_prefilter()
 
     def plugin_work() -> None:
         for source, module in zip(sources, trees):
@@ -74,11 +80,14 @@ def main() -> None:
     walked = sum(map(prefilter.may_match, sources))
     bare = flake8_time(tree, args.repeat, with_plugin=False)
     full = flake8_time(tree, args.repeat, with_plugin=True)
+    selected = flake8_time(tree, args.repeat, True, "--select", "APX")
+    standalone = check_time(tree, args.repeat)
 
     print(f"tree: {tree} ({len(sources)} files, {lines} lines)")
     print(f"pre-filter: walks {walked}/{len(sources)} files ({1 - walked / len(sources):.0%} ruled out)")
     print(f"plugin work / ast.parse of every file: {plugin / parse:.2f}x")
     print(f"flake8 -j1 with the plugin / without it: {full / bare:.3f}x")
+    print(f"flake8-no-apex check / flake8 -j1 --select APX: {standalone / selected:.2f}x")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import pytest
 
 import corpus
 from flake8_no_apex.checker import check_tree
-from flake8_no_apex.plugin import _prefilter
+from flake8_no_apex.prefilter import default as default_prefilter
 
 pytestmark = pytest.mark.corpus
 
@@ -84,7 +84,7 @@ def test_totals_per_code(findings):
 
 
 def test_prefilter_keeps_every_file_with_findings_and_drops_most_others(findings):
-    prefilter = _prefilter()
+    prefilter = default_prefilter()
     kept = {name for name, (source, _) in findings.items() if prefilter.may_match(source)}
     assert {name for name, (_, fs) in findings.items() if fs} <= kept
     assert len(kept) < len(findings) / 2

@@ -7,22 +7,22 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from flake8_no_apex.checker import check_tree
-from flake8_no_apex.plugin import _prefilter
+from flake8_no_apex.prefilter import default as default_prefilter
 from flake8_no_apex.rules import PYTHON_RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_partial_words_do_not_pass():
-    prefilter = _prefilter()
+    prefilter = default_prefilter()
     assert not prefilter.may_match("example = sample(amplitude, camp)\nimport torch\n")
     assert not prefilter.may_match("autocast_helper = 1\nimport torch\n")
     assert not prefilter.may_match("import torch\nx = torch.ones(3)\n")
 
 
 def test_a_name_without_its_library_does_not_pass():
-    assert not _prefilter().may_match("def autocast():\n    pass\nwith autocast():\n    pass\n")
-    assert not _prefilter().may_match("np.set_printoptions(precision=16)\n")
+    assert not default_prefilter().may_match("def autocast():\n    pass\nwith autocast():\n    pass\n")
+    assert not default_prefilter().may_match("np.set_printoptions(precision=16)\n")
 
 
 def test_every_example_and_fixture_with_findings_passes():
@@ -30,7 +30,7 @@ def test_every_example_and_fixture_with_findings_passes():
     sources += [path.read_text() for path in FIXTURES.glob("*.py")]
     for source in sources:
         if check_tree(ast.parse(source)):
-            assert _prefilter().may_match(source), source
+            assert default_prefilter().may_match(source), source
 
 
 FRAGMENTS = [rule.before for rule in PYTHON_RULES] + [s for rule in PYTHON_RULES for s in rule.invalid]
@@ -41,4 +41,4 @@ FRAGMENTS = [rule.before for rule in PYTHON_RULES] + [s for rule in PYTHON_RULES
 def test_combined_sources_with_findings_pass(parts):
     source = "\n".join(parts)
     if check_tree(ast.parse(source)):
-        assert _prefilter().may_match(source)
+        assert default_prefilter().may_match(source)
