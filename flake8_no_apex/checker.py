@@ -333,8 +333,11 @@ class Checker(ScopeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.calls[id(node.func)] = node
         callee = self._callee(node)
-        if node.args and isinstance(_literal(node.args[0]), str) and self._imports_by_name(node, callee):
-            self._dynamic_import(node.args[0])
+        if node.args and isinstance(_literal(node.args[0]), str):
+            if self._imports_by_name(node, callee):
+                self._dynamic_import(node.args[0])
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+                self._argv_flag(node.args[0], node.args[0].value, None, definition=True)
         is_dict = isinstance(node.func, ast.Name) and node.func.id == "dict" and self.lookup("dict") is None
         for kw in node.keywords:
             if kw.arg is not None:
@@ -404,10 +407,14 @@ class Checker(ScopeVisitor):
 
     visit_List = visit_Tuple = _visit_sequence
 
-    def _argv_flag(self, at: ast.AST, item: str, following: object) -> None:
+    def _argv_flag(self, at: ast.AST, item: str, following: object, definition: bool = False) -> None:
+        if not item.startswith("--"):
+            return
         flag, eq, inline_value = item[2:].partition("=")
         flag = flag.rsplit(".", 1)[-1]  # LightningCLI: --trainer.amp_backend
         for m, rule in self.index.argv.get(flag, ()):
+            if definition and not m.cli_definitions:
+                continue
             value = inline_value if eq else following
             replacement = self._value_replacement(m, value)
             if replacement is not None:

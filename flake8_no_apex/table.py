@@ -124,7 +124,9 @@ class Keyword:
     arguments, and, in modules that import `library`:
     - with `any_call`, on any call (users wrap Trainer construction in their own helpers);
     - with `dict_forms`, as a key of a dict literal or a `dict(...)` keyword;
-    - with `argv`, as a `--name` string in a list or tuple literal (an argument vector).
+    - with `argv`, as a `--name` string in a list or tuple literal (an argument vector), and,
+      with `cli_definitions` too, as the flag an argparse `add_argument("--name")` defines
+      (old Lightning scripts forward it through `Trainer.from_argparse_args`).
     """
 
     name: str
@@ -135,6 +137,7 @@ class Keyword:
     any_call: bool = False
     dict_forms: bool = False
     argv: bool = False
+    cli_definitions: bool = False
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,7 @@ def declarations(root: Path) -> List[Declaration]:
                 lines = list(_setup_cfg(path))
             else:
                 lines = [(line, False) for line in _requirement_lines(path, set())]
-        except (OSError, UnicodeDecodeError, ValueError, configparser.Error, InvalidSpecifier) as error:
+        except (OSError, ValueError, configparser.Error, InvalidSpecifier) as error:
             warnings.warn(f"flake8-no-apex: ignoring {path}: {error}", MetadataWarning, stacklevel=2)
             continue
         found += filter(None, (_from_requirement(line, path.name, conditional) for line, conditional in lines))

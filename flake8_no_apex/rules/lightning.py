@@ -177,7 +177,8 @@ RULES = [
         code="APX002",
         title="Trainer(amp_backend=...)",
         match=(
-            Keyword("amp_backend", callees=TRAINERS, library="lightning", any_call=True, dict_forms=True, argv=True),
+            Keyword("amp_backend", callees=TRAINERS, library="lightning", any_call=True, dict_forms=True, argv=True,
+                    cli_definitions=True),
         ),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-01, PL-18, PL-19"),
         subject="Trainer(amp_backend=...)",
@@ -187,14 +188,16 @@ RULES = [
         doc=("Lightning 1.9 deprecated `amp_backend` (any value, since the default became None) and "
              "2.0 removed it: `Trainer.__init__` takes no `**kwargs`, so it raises TypeError. Found "
              "on Trainer calls, on any call and in dict literals or `dict(...)` in a module that "
-             "imports Lightning (Trainer construction is often wrapped), and as `--amp_backend` in "
-             "argument lists."),
+             "imports Lightning (Trainer construction is often wrapped), as `--amp_backend` in "
+             "argument lists, and as the flag `parser.add_argument(\"--amp_backend\")` defines for "
+             "`Trainer.from_argparse_args`."),
         before='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(amp_backend="apex", precision=16)\n',
         after='import lightning.pytorch as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
         invalid=(
             'import lightning as L\ntrainer_kwargs = {"amp_backend": "native"}\n',
             'from pytorch_lightning import Trainer\nt = Trainer.from_argparse_args(args, amp_backend="apex")\n',
             'import pytorch_lightning as pl\nargs = parser.parse_args(["--amp_backend", "apex"])\n',
+            'import pytorch_lightning as pl\nparser.add_argument("--amp_backend", default="native")\n',
             'import pytorch_lightning as pl\ndef build(**kw):\n    return pl.Trainer(**kw)\n'
             'build(amp_backend="apex")\n',
             'import functools, pytorch_lightning as pl\nmake = functools.partial(pl.Trainer, amp_backend="apex")\n',
@@ -203,6 +206,7 @@ RULES = [
             'from mylib import Trainer\ntrainer = Trainer(amp_backend="apex")\n',
             'import argparse\nparser = argparse.ArgumentParser()\n'
             'parser.add_argument("--amp_backend", help="apex or native")\n',
+            'import pytorch_lightning as pl\nparser.add_argument("--backend", help="amp_backend: apex or native")\n',
         ),
         fixer=fix_drop,
     ),
@@ -211,7 +215,7 @@ RULES = [
         title="amp_level=",
         match=(
             Keyword("amp_level", callees=(*TRAINERS, "lightning:ApexMixedPrecisionPlugin", *_DEEPSPEED_PRECISION),
-                    library="lightning", any_call=True, dict_forms=True, argv=True),
+                    library="lightning", any_call=True, dict_forms=True, argv=True, cli_definitions=True),
             Keyword("amp_level", callees=_DEEPSPEED_PRECISION, position=2),
         ),
         timeline=Timeline("lightning", "1.8.0", removed_in="2.0.0", source="PL-02, PL-11"),
