@@ -204,9 +204,9 @@ class Checker(ScopeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         super().visit_ImportFrom(node)
-        for alias in node.names:
-            if alias.name != "*":
-                self.imports.append((alias, node, self.scopes[-1][alias.asname or alias.name]))
+        aliases = [alias for alias in node.names if alias.name != "*"]
+        bindings = {id(alias): self.scopes[-1][alias.asname or alias.name] for alias in aliases}
+        self.imports += [(alias, node, bindings[id(alias)]) for alias in aliases]
         if node.level or not node.module:
             return
         self._imported(node.module)
@@ -215,12 +215,10 @@ class Checker(ScopeVisitor):
             prefix, replacement, rule = hit
             self.report(rule, Site(node, prefix, replacement, statement=node), (node.lineno, node.col_offset))
             return
-        for alias in node.names:
-            if alias.name == "*":
-                continue
+        for alias in aliases:
             qualname = f"{node.module}.{alias.name}"
             position = _alias_position(alias, node, self.lines)
-            binding = self.scopes[-1][alias.asname or alias.name]
+            binding = bindings[id(alias)]
             hit = self.index.deprecated_module(qualname)
             if hit:
                 prefix, replacement, rule = hit
