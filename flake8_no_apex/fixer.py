@@ -92,16 +92,14 @@ def _in_try(tree: ast.Module) -> Set[int]:
     return inside
 
 
-def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], findings: List[Finding]) -> List[Plan]:
-    """Remove imports nothing reads any more: those whose uses a fix rewrote, and unused
-    imports of deprecated torch names. Never inside `try:`, where an import is a probe."""
-    deprecated = {id(f.site.node) for f in findings if f.rule.timeline.library == "torch"}
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str]) -> List[Plan]:
+    """Remove the imports whose every use a fix rewrote. An import that was unused to begin
+    with may be a re-export, and one inside `try:` a probe: both stay."""
     guarded = _in_try(ctx.tree)
     removable = {
         id(alias): (alias, statement)
         for alias, statement, binding in checker.imports
-        if not binding.uses and id(statement) not in guarded
-        and ((alias.asname or alias.name.split(".")[0]) in released or id(alias) in deprecated)
+        if not binding.uses and id(statement) not in guarded and (alias.asname or alias.name.split(".")[0]) in released
     }
     plans = []
     for alias, statement in removable.values():
@@ -220,7 +218,7 @@ def fix_text(
                 by_plan.setdefault(fixed, []).append(finding)
             elif fixed is not None and fixed.grade is Grade.UNSAFE:
                 result.unsafe += 1
-        for cleanup in _unused_imports(ctx, now.checker, released, now.findings):
+        for cleanup in _unused_imports(ctx, now.checker, released):
             by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:

@@ -419,3 +419,11 @@ def test_added_import_goes_before_the_first_use_at_module_level():
         "from torch.cuda import amp\nscaler = amp.GradScaler()\nimport os\n",
         'import torch\nscaler = torch.amp.GradScaler("cuda")\nimport os\n',
     )
+
+
+def test_an_import_unused_before_the_fix_may_be_a_re_export_and_stays():
+    check_noop("from torch.cuda.amp import autocast, GradScaler  # re-exported for old callers\n")
+    check_transformed(
+        "from torch.cuda.amp import autocast, GradScaler\nimport torch\nscaler = GradScaler()\n",
+        'from torch.cuda.amp import autocast\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n',
+    )
