@@ -44,6 +44,7 @@ class Binding:
 
 
 UNKNOWN = Binding()
+UNBOUND = Binding()  # a function's local before its first assignment
 
 
 class Scope(Dict[str, Binding]):
@@ -172,7 +173,14 @@ class ScopeVisitor(ast.NodeVisitor):
         return name
 
     def bind(self, name: str, binding: Binding) -> None:
-        self.scopes[-1][name] = binding
+        """A name bound to two different things in one scope (`ctx = suppress`, then in a
+        branch `ctx = torch.cuda.amp.autocast`) is neither: flow is not followed, and a
+        finding (let alone a fix) through it could be wrong on the other path."""
+        scope = self.scopes[-1]
+        prior = scope.get(name)
+        if binding.qualname and prior is not None and prior is not UNBOUND and prior.qualname != binding.qualname:
+            binding = Binding(None, statement=binding.statement)  # still tracks an import's uses
+        scope[name] = binding
 
     # --- binding statements -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
@@ -251,7 +259,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self.on_function(node)
         scope = Scope("function")
         for name in _local_names(node):
-            scope[name] = UNKNOWN
+            scope[name] = UNBOUND
         for arg in _parameters(node.args):
             scope[arg.arg] = UNKNOWN
         self._deferred.append(([*self.scopes, scope], node))

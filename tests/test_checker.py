@@ -508,3 +508,36 @@ def test_lightning_and_transformers_names_can_be_shadowed_too():
             return pl.plugins.ApexMixedPrecisionPlugin()
         """
     )
+
+
+def test_a_name_bound_to_two_things_resolves_to_neither():
+    """timm: `amp_autocast = suppress`, then in a branch `= torch.cuda.amp.autocast`."""
+    assert report(
+        """
+        from contextlib import suppress
+        import torch
+        def main(native):
+            amp_autocast = suppress
+            if native:
+                amp_autocast = torch.cuda.amp.autocast
+            with amp_autocast():
+                pass
+        autocast = suppress
+        if flag:
+            from torch.cuda.amp import autocast
+        with autocast():
+            pass
+        """
+    ) == [(7, 24, "APX201"), (12, 32, "APX201")]
+
+
+def test_one_alias_per_scope_still_resolves():
+    assert codes(
+        """
+        import torch
+        def main():
+            amp_autocast = torch.cuda.amp.autocast
+            with amp_autocast():
+                pass
+        """
+    ) == ["APX201", "APX201"]

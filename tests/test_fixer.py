@@ -427,3 +427,18 @@ def test_an_import_unused_before_the_fix_may_be_a_re_export_and_stays():
         "from torch.cuda.amp import autocast, GradScaler\nimport torch\nscaler = GradScaler()\n",
         'from torch.cuda.amp import autocast\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n',
     )
+
+
+def test_a_conditionally_bound_name_is_not_fixed():
+    source = """\
+        from contextlib import suppress
+        import torch
+        def main(native):
+            amp_autocast = suppress
+            if native:
+                amp_autocast = torch.cuda.amp.autocast
+            with amp_autocast():
+                pass
+        """
+    check_noop(source)
+    assert [f.line for f in fix_text(textwrap.dedent(source)).remaining] == [6]
