@@ -8,6 +8,19 @@ from typing import List, Tuple
 from flake8_no_apex.checker import check_tree
 
 
+# timm's pattern: a name bound to a no-op context manager, and to autocast in one branch only
+CONDITIONAL_AUTOCAST = """\
+from contextlib import suppress
+import torch
+def main(native):
+    amp_autocast = suppress
+    if native:
+        amp_autocast = torch.cuda.amp.autocast
+    with amp_autocast():
+        pass
+"""
+
+
 def report(source: str, **kwargs) -> List[Tuple[int, int, str]]:
     """(line, 1-based column, code) of every finding, as flake8 would print them."""
     source = textwrap.dedent(source)

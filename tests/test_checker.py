@@ -1,7 +1,7 @@
 """Names are resolved, not grepped: aliases, scopes, shims and look-alikes per family."""
 from __future__ import annotations
 
-from helpers import check_noop, codes, messages, report
+from helpers import CONDITIONAL_AUTOCAST, check_noop, codes, messages, report
 
 
 # --- torch ---------------------------------------------------------------------------------
@@ -511,24 +511,16 @@ def test_lightning_and_transformers_names_can_be_shadowed_too():
 
 
 def test_a_name_bound_to_two_things_resolves_to_neither():
-    """timm: `amp_autocast = suppress`, then in a branch `= torch.cuda.amp.autocast`."""
+    assert report(CONDITIONAL_AUTOCAST) == [(6, 24, "APX201")]  # the assignment, not the use
     assert report(
         """
-        from contextlib import suppress
-        import torch
-        def main(native):
-            amp_autocast = suppress
-            if native:
-                amp_autocast = torch.cuda.amp.autocast
-            with amp_autocast():
-                pass
         autocast = suppress
         if flag:
             from torch.cuda.amp import autocast
         with autocast():
             pass
         """
-    ) == [(7, 24, "APX201"), (12, 32, "APX201")]
+    ) == [(4, 32, "APX201")]
 
 
 def test_one_alias_per_scope_still_resolves():

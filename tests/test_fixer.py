@@ -12,6 +12,7 @@ from packaging.version import Version
 from flake8_no_apex import fixer
 from flake8_no_apex.fixer import FixError, fix_text
 from flake8_no_apex.rules import PYTHON_RULES, RULES
+from helpers import CONDITIONAL_AUTOCAST
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -430,15 +431,5 @@ def test_an_import_unused_before_the_fix_may_be_a_re_export_and_stays():
 
 
 def test_a_conditionally_bound_name_is_not_fixed():
-    source = """\
-        from contextlib import suppress
-        import torch
-        def main(native):
-            amp_autocast = suppress
-            if native:
-                amp_autocast = torch.cuda.amp.autocast
-            with amp_autocast():
-                pass
-        """
-    check_noop(source)
-    assert [f.line for f in fix_text(textwrap.dedent(source)).remaining] == [6]
+    check_noop(CONDITIONAL_AUTOCAST)
+    assert [f.line for f in fix_text(CONDITIONAL_AUTOCAST).remaining] == [6]
