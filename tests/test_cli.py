@@ -1,6 +1,7 @@
 """End-to-end runs of the `flake8-no-apex` console script on temporary trees."""
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import stat
@@ -147,3 +148,16 @@ def test_noqa_is_respected_by_the_command(tmp_path):
     result = run(tmp_path, "fix", ".")
     assert result.returncode == 0
     assert "GradScaler()  # noqa" in (tmp_path / "a.py").read_text()
+
+
+def test_diff_is_exactly_what_fix_writes(tree, tmp_path_factory):
+    copy = tmp_path_factory.mktemp("copy")
+    shutil.copytree(tree / "pkg", copy / "pkg")
+    patch = run(tree, "fix", "--diff", "pkg").stdout
+    run(copy, "fix", "pkg")
+    expected = ""
+    for name in ("pkg/amp_only.py", "pkg/train.py"):
+        before, after = (tree / name).read_text(), (copy / name).read_text()
+        expected += "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
+                                                 fromfile=f"a/{name}", tofile=f"b/{name}"))
+    assert patch == expected and patch
