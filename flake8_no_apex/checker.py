@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical
+from .resolve import ScopeVisitor, canonical, chain_root
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -297,9 +297,7 @@ class Checker(ScopeVisitor):
             self.visit(node.value)
             return
         qualname = self.qualname(node)
-        root = node.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
+        root = chain_root(node)
         if isinstance(root, ast.Name) and self._symbol_reference(node, qualname, self.lookup(root.id)):
             self._read(root)
             return

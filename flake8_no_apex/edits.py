@@ -14,7 +14,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from ast_grep_py import SgNode, SgRoot
 
-from .table import Grade
+from .resolve import chain_root
+from .table import Grade, Site
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
@@ -38,6 +39,14 @@ class Plan:
 
 def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = ()) -> Plan:
     return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases))
+
+
+def torch_plan(site: Site, edits: Iterable[TextEdit], grade: Grade) -> Plan:
+    """A plan whose new code names torch (through `site.torch`, or `import torch` when no
+    name binds it there) and whose rewrite may leave the reference's import unused."""
+    root = chain_root(site.node)
+    releases = [root.id] if getattr(site.binding, "statement", None) is not None else []
+    return plan(edits, grade, imports=[] if site.torch else ["torch"], releases=releases)
 
 
 @dataclass

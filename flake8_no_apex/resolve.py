@@ -67,6 +67,13 @@ def _is_version_check(test: ast.AST) -> bool:
     return False
 
 
+def chain_root(node: ast.AST) -> ast.AST:
+    """`a` of `a.b.c`: the expression an attribute chain starts from."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node
+
+
 def _target_names(target: ast.AST) -> Iterable[str]:
     for node in ast.walk(target):
         if isinstance(node, ast.Name):

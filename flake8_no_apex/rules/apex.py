@@ -9,7 +9,9 @@ from __future__ import annotations
 import ast
 from typing import Dict, Optional, Tuple
 
-from ..edits import Plan, TextEdit, plan, remove_element, replace
+from typing import List
+
+from ..edits import Plan, TextEdit, remove_element, replace, torch_plan
 from ..table import Dependency, Fix, Grade, Modules, Rule, Site, Symbols, Timeline
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
@@ -48,7 +50,7 @@ class NativeCall:
         self.refused = refused  # apex-only keywords whose effect torch cannot reproduce
         self.added = added or {}  # keyword -> value, when torch's default differs from apex's
 
-    def plan(self, ctx, call: ast.Call, callee: ast.AST, torch: str) -> Optional[Plan]:
+    def edits(self, ctx, call: ast.Call, callee: ast.AST, torch: str) -> Optional[List[TextEdit]]:
         if len(call.args) > self.positional or any(isinstance(a, ast.Starred) for a in call.args):
             return None
         if any(k.arg is None or k.arg in self.refused for k in call.keywords):
@@ -63,7 +65,7 @@ class NativeCall:
             if last is None:
                 return None
             edits.append(TextEdit(last, last, "".join(", " + m for m in missing)))
-        return None if None in edits else plan(edits, Grade.UNSAFE)
+        return None if None in edits else edits
 
 
 _DDP_ONLY = ("message_size", "delay_allreduce", "shared_param", "allreduce_trigger_params",
@@ -95,26 +97,15 @@ def fix_native_call(ctx, finding) -> Optional[Plan]:
     name = site.name.rsplit(".", 1)[-1]
     if call is None or site.torch is None or name not in NATIVE_CALLS:
         return None
-    if name == "FusedAdam":
+    native = NATIVE_CALLS[name]
+    if name == "FusedAdam":  # AdamW unless adam_w_mode=False, which must then be a literal
         mode = next((k.value for k in call.keywords if k.arg == "adam_w_mode"), None)
         if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, bool)):
             return None
         if mode is not None and mode.value is False:
-            native = NATIVE_CALLS[name]
-            fixed = NativeCall("optim.Adam", 2, native.dropped, native.refused, {"fused": "True"})
-            return _released(fixed.plan(ctx, call, site.node, site.torch or "torch"), site)
-    return _released(NATIVE_CALLS[name].plan(ctx, call, site.node, site.torch or "torch"), site)
-
-
-def _released(fixed: Optional[Plan], site) -> Optional[Plan]:
-    """The plan, noting that it needs torch and that the apex name it replaced may go."""
-    if fixed is None:
-        return None
-    root = site.node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    releases = [root.id] if getattr(site.binding, "statement", None) is not None else []
-    return plan(fixed.edits, fixed.grade, imports=[] if site.torch else ["torch"], releases=releases)
+            native = NativeCall("optim.Adam", 2, native.dropped, native.refused, {"fused": "True"})
+    edits = native.edits(ctx, call, site.node, site.torch or "torch")
+    return torch_plan(site, edits, Grade.UNSAFE) if edits else None
 
 
 def dependency_advice(site: Site, floors) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import Plan, TextEdit, open_paren, plan, replace
+from ..edits import Plan, TextEdit, open_paren, replace, torch_plan
 from ..table import Fix, Floors, Grade, Rule, Site, Symbols, Timeline
 
 # The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
@@ -104,11 +104,7 @@ def fix_reference(ctx, finding) -> Optional[Plan]:
         edits = [replace(ctx.source, site.node, f'{callee}(device_type="cuda")')]
     else:
         return None  # a bare reference: isinstance, subclassing, later positional calls differ
-    root = site.node
-    while isinstance(root, ast.Attribute):
-        root = root.value
-    releases = [root.id] if getattr(site.binding, "statement", None) is not None else []
-    return plan(edits, Grade.SAFE, imports=[] if site.torch else ["torch"], releases=releases)
+    return torch_plan(site, edits, Grade.SAFE)
 
 
 _FALLBACK_DOC = (
