@@ -397,7 +397,7 @@ class Checker(ScopeVisitor):
         if isinstance(node.ctx, ast.Load):
             items = [_literal(e) for e in node.elts]
             for i, item in enumerate(items):
-                if isinstance(item, str) and item.startswith("--"):
+                if isinstance(item, str):  # _argv_flag takes only "--flag" items
                     self._argv_flag(node.elts[i], item, items[i + 1] if i + 1 < len(items) else None)
         self.generic_visit(node)
 

@@ -218,9 +218,10 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
         raise InputError(f"{path}: cannot parse: {error.msg} (line {error.lineno})") from None
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
+    spelled = spell(targets.floors)
     for finding in result.remaining:
         print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}", file=report_to)
-        recipe = finding.rule.recipe.format(**spell(targets.floors))
+        recipe = finding.rule.recipe.format(**spelled)
         if recipe and recipe not in summary.recipes:
             summary.recipes.append(recipe)
     summary.manual += len(result.remaining)
