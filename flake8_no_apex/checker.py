@@ -81,6 +81,8 @@ class RuleIndex:
                     self.attributes[m.name].append((m, rule))
                 elif isinstance(m, Parameter):
                     self.parameters[m.function].append((m, rule))
+        for specs in self.symbols.values():  # the most specific module wins: `...utilities.enums:AMPType`
+            specs.sort(key=lambda entry: -len(entry[0].split(":")[0]))  # before `...utilities:AMPType`
 
     def symbol(self, qualname: str) -> Optional[Tuple[str, Rule]]:
         """(replacement, rule) for a qualified name, or None."""

@@ -147,8 +147,20 @@ def remove_element(source: Source, node: ast.AST, kind: str) -> Optional[TextEdi
     if getattr(node, "lineno", None) is None:  # an import alias on Python 3.9
         return None
     element = source.cst(node, kind) if kind != "pair" else source.cst_starting(node, kind)
-    if element is None:
-        return None
+    return _remove_listed(source, element) if element is not None else None
+
+
+def remove_argument(source: Source, call: ast.Call, argument: ast.AST) -> Optional[TextEdit]:
+    """Delete one argument of a call (positional or keyword) with its comma."""
+    node = source.cst(call, "call")
+    arguments = node.field("arguments") if node else None
+    start, end = source.span(argument)
+    element = next((child for child in arguments.children() if child.range().start.index == start
+                    and child.range().end.index == end), None) if arguments else None
+    return _remove_listed(source, element) if element is not None else None
+
+
+def _remove_listed(source: Source, element: SgNode) -> TextEdit:
     start, end = element.range().start.index, element.range().end.index
     after = element.next()
     before = element.prev()

@@ -33,7 +33,8 @@ def _trainer_keyword(name: str, value: object) -> Optional[Tuple[object, str]]:
             if matcher.values is None:
                 return rule, ""
             replacement = matcher.values.get(value) if not isinstance(value, bool) else None
-            return (rule, replacement) if replacement else None
+            if replacement:  # rows of one keyword may split its values between them
+                return rule, replacement
     return None
 
 

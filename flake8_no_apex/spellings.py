@@ -41,11 +41,13 @@ SPELLINGS: Dict[str, Tuple[str, Tuple[Tuple[Optional[str], str], ...]]] = {
         ("2.0.0", '"16-mixed"'),
     )),
     "mixed_precision": ("lightning", (
-        (None, "MixedPrecisionPlugin"),
+        (None, "NativeMixedPrecisionPlugin"),
+        ("1.9.0", "MixedPrecisionPlugin"),
         ("2.1.1", "MixedPrecision"),
     )),
     "mixed_precision_plugin": ("lightning", (
-        (None, 'MixedPrecisionPlugin(16, "cuda")'),
+        (None, 'NativeMixedPrecisionPlugin(16, "cuda")'),
+        ("1.9.0", 'MixedPrecisionPlugin(16, "cuda")'),
         ("2.0.0", 'MixedPrecisionPlugin("16-mixed", "cuda")'),
         ("2.1.1", 'MixedPrecision("16-mixed", "cuda")'),
     )),
@@ -54,8 +56,12 @@ SPELLINGS: Dict[str, Tuple[str, Tuple[Tuple[Optional[str], str], ...]]] = {
         ("2.0.0", 'DeepSpeedPrecisionPlugin("16-mixed")'),
         ("2.1.1", 'DeepSpeedPrecision("16-mixed")'),
     )),
+    # FullyShardedNativeNativeMixedPrecisionPlugin(precision, device) became FSDPMixedPrecisionPlugin in
+    # 2.0 (same parameters), FSDPPrecisionPlugin(precision) in 2.1.0 and FSDPPrecision(precision) in 2.1.1
     "fsdp_precision": ("lightning", (
-        (None, "FSDPMixedPrecisionPlugin"),
+        (None, "FullyShardedNativeNativeMixedPrecisionPlugin"),
+        ("2.0.0", "FSDPMixedPrecisionPlugin"),
+        ("2.1.0", "FSDPPrecisionPlugin"),
         ("2.1.1", "FSDPPrecision"),
     )),
     "fsdp_strategy": ("lightning", (

@@ -32,15 +32,27 @@ LIBRARY_ROOTS = {
 }
 
 
+# How the newest release treats a usage that is not removed: what `deprecated_in` started.
+DEPRECATED = "deprecated"  # a deprecation warning (FutureWarning, LightningDeprecationWarning, ...)
+DISCOURAGED = "discouraged"  # Lightning's UserWarning "supported for historical reasons but ... discouraged"
+LEGACY = "legacy"  # accepted silently, as an alias of the new spelling
+_STATUS_PHRASES = {
+    DEPRECATED: "is deprecated since {release}",
+    DISCOURAGED: 'is "supported for historical reasons but its usage is discouraged" since {release}',
+    LEGACY: "is a legacy spelling (accepted without a warning) since {release}",
+}
+
+
 @dataclass(frozen=True)
 class Timeline:
-    """One deprecation's history, as released versions of `library` (see shared/timeline.md)."""
+    """One deprecation's history, as released versions of `library` (see docs/timeline.md)."""
 
     library: str
     deprecated_in: Optional[str]
     removed_in: Optional[str] = None
     replacement_since: Optional[str] = None
-    source: str = ""  # the timeline.md row ids this comes from, e.g. "PT-01"
+    source: str = ""  # the docs/timeline.md row ids this comes from, e.g. "PT-01"
+    status: str = DEPRECATED  # what happens from deprecated_in on, until removed_in
 
     def phrase(self, floor: Optional[Version] = None) -> str:
         """How the usage stands for a project whose oldest supported release of the
@@ -49,7 +61,7 @@ class Timeline:
         if self.removed_in and (floor is None or floor >= Version(self.removed_in)):
             return f"was removed in {name} {short_version(self.removed_in)}"
         if self.deprecated_in:
-            return f"is deprecated since {name} {short_version(self.deprecated_in)}"
+            return _STATUS_PHRASES[self.status].format(release=f"{name} {short_version(self.deprecated_in)}")
         if self.removed_in:
             return f"is removed in {name} {short_version(self.removed_in)}"
         if self.replacement_since:

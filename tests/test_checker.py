@@ -1,6 +1,8 @@
 """Names are resolved, not grepped: aliases, scopes, shims and look-alikes per family."""
 from __future__ import annotations
 
+from packaging.version import Version
+
 from helpers import CONDITIONAL_AUTOCAST, check_noop, codes, messages, report
 
 
@@ -289,9 +291,15 @@ def test_precision_only_on_resolved_lightning_calls():
     ) == ["APX008", "APX008"]
 
 
-def test_precision_message_gives_the_new_value():
+def test_precision_messages_say_what_lightning_does():
+    """16 and "bf16" get Lightning's UserWarning, quoted; 32 and 64 no warning at all (not deprecated)."""
     (message,) = messages('from lightning import Fabric\nFabric(precision="bf16")\n')
-    assert message == 'APX008 precision="bf16" is deprecated since Lightning 2.0; use precision="bf16-mixed"'
+    assert message == ('APX008 precision="bf16" is "supported for historical reasons but its usage is discouraged" '
+                       'since Lightning 2.0; use precision="bf16-mixed"')
+    (message,) = messages('from lightning import Trainer\nTrainer(precision=64)\n')
+    assert message == ('APX008 precision=64 is a legacy spelling (accepted without a warning) since Lightning 2.0; '
+                       'use precision="64-true"')
+    assert "deprecated" not in message
 
 
 def test_amp_backend_message_matches_the_documented_one():
@@ -320,9 +328,49 @@ def test_renamed_plugins_name_their_current_class():
         "APX007 pytorch_lightning.plugins.NativeMixedPrecisionPlugin was removed in Lightning 2.0; use MixedPrecision"
     ]
     assert messages("from lightning.pytorch.plugins.precision import FSDPMixedPrecisionPlugin\n") == [
-        "APX007 lightning.pytorch.plugins.precision.FSDPMixedPrecisionPlugin is deprecated since Lightning 2.1.1; "
-        "use FSDPPrecision"
+        "APX007 lightning.pytorch.plugins.precision.FSDPMixedPrecisionPlugin is deprecated since Lightning 2.1; "
+        "use FSDPPrecision without the device argument"
     ]
+
+
+def test_plugin_suffix_classes_warn_from_2_2_and_are_renamed_from_2_1_1():
+    """2.1.1 has the new names with the old ones as silent aliases; 2.2.0 starts warning."""
+    source = "from lightning.pytorch.plugins import MixedPrecisionPlugin\n"
+    assert messages(source) == ["APX007 lightning.pytorch.plugins.MixedPrecisionPlugin is deprecated since "
+                                "Lightning 2.2; use MixedPrecision"]
+    assert codes(source, floors={"lightning": Version("2.1.1")}) == ["APX007"]
+    assert codes(source, floors={"lightning": Version("2.1.0")}) == []
+
+
+def test_fsdp_mixed_precision_plugin_is_named_for_the_target():
+    source = "from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
+    assert messages(source, floors={"lightning": Version("2.1.0")})[0].endswith(
+        "use FSDPPrecisionPlugin without the device argument")
+    assert codes(source, floors={"lightning": Version("2.0.9")}) == []
+    old = "from pytorch_lightning.plugins.precision.fsdp_native_native_amp import FullyShardedNativeNativeMixedPrecisionPlugin\n"
+    assert messages(old, floors={"lightning": Version("2.0")})[0].endswith("use FSDPMixedPrecisionPlugin")
+
+
+def test_amp_type_re_export_broke_in_1_9_and_only_the_enums_module_warned():
+    (reexport,) = messages("from pytorch_lightning.utilities import AMPType\n", floors={"lightning": Version("1.9")})
+    assert "pytorch_lightning.utilities.AMPType was removed in Lightning 1.9;" in reexport
+    (enum,) = messages("from pytorch_lightning.utilities.enums import AMPType\n", floors={"lightning": Version("1.9")})
+    assert "pytorch_lightning.utilities.enums.AMPType is deprecated since Lightning 1.9;" in enum
+
+
+def test_apex_available_advice_never_raises_without_apex():
+    """find_spec("apex.amp") raises ModuleNotFoundError when apex is absent: never advise it."""
+    for module in ("pytorch_lightning.utilities", "pytorch_lightning.plugins.precision.apex_amp"):
+        (message,) = messages(f"from {module} import _APEX_AVAILABLE\n")
+        assert 'find_spec("apex.amp")' not in message
+        assert 'module_available("apex.amp")' in message
+
+
+def test_the_1_x_mixed_base_class_is_not_the_native_plugin():
+    """`precision.mixed.MixedPrecisionPlugin` (1.5-1.7) was the apex/native base class, not a rename."""
+    (message,) = messages("from pytorch_lightning.plugins.precision.mixed import MixedPrecisionPlugin\n")
+    assert message.startswith("APX007 pytorch_lightning.plugins.precision.mixed.MixedPrecisionPlugin was removed "
+                              "in Lightning 1.8; use isinstance(plugin, MixedPrecision) to test")
 
 
 def test_amp_type_and_amp_backend_reads():

@@ -239,6 +239,50 @@ def test_rename_with_a_computed_precision_is_unsafe():
     assert "pl.plugins.MixedPrecision(args.precision" in fix_text(source, unsafe=True).text
 
 
+def test_fsdp_renames_drop_the_device_fsdp_precision_does_not_take():
+    """FSDPPrecision(precision, scaler): `FSDPPrecision("16-mixed", "cuda")` raises ValueError in Lightning 2.6."""
+    check_transformed(
+        """\
+        from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin
+        from pytorch_lightning.plugins.precision.fsdp_native_native_amp import FullyShardedNativeNativeMixedPrecisionPlugin
+
+        a = FSDPMixedPrecisionPlugin("16-mixed", "cuda")
+        b = FSDPMixedPrecisionPlugin(precision="bf16-mixed", device=device)
+        c = FullyShardedNativeNativeMixedPrecisionPlugin(16, "cuda", my_scaler)
+        """,
+        """\
+        from lightning.pytorch.plugins import FSDPPrecision
+        from pytorch_lightning.plugins import FSDPPrecision
+
+        a = FSDPPrecision("16-mixed")
+        b = FSDPPrecision(precision="bf16-mixed")
+        c = FSDPPrecision("16-mixed", scaler=my_scaler)
+        """,
+    )
+
+
+def test_fsdp_rename_keeps_the_device_where_the_target_class_takes_it():
+    check_transformed(
+        "from pytorch_lightning.plugins.precision.fsdp_native_native_amp import "
+        "FullyShardedNativeNativeMixedPrecisionPlugin as P\np = P(16, 'cuda')\n",
+        "from pytorch_lightning.plugins import FSDPMixedPrecisionPlugin as P\np = P(\"16-mixed\", 'cuda')\n",
+        floors={"lightning": Version("2.0")},
+    )
+    check_transformed(
+        "import lightning.pytorch as pl\np = pl.plugins.FSDPMixedPrecisionPlugin('16-mixed', 'cuda')\n",
+        "import lightning.pytorch as pl\np = pl.plugins.FSDPPrecisionPlugin('16-mixed')\n",
+        floors={"lightning": Version("2.1.0")},
+    )
+
+
+def test_fsdp_rename_leaves_a_device_it_cannot_drop():
+    """A device computed by a call may have effects; through *args it cannot be found."""
+    check_noop("from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
+               "p = FSDPMixedPrecisionPlugin('16-mixed', pick_device())\n", unsafe=True)
+    check_noop("from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
+               "p = FSDPMixedPrecisionPlugin(*args)\n", unsafe=True)
+
+
 def test_rename_keeps_a_multi_name_import_it_cannot_split():
     check_noop("from pytorch_lightning.plugins.precision.native_amp import NativeMixedPrecisionPlugin, x\n")
 

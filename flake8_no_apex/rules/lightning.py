@@ -8,21 +8,24 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import Plan, TextEdit, drop_option, plan, rename_attribute, replace, replace_value
+from ..edits import Plan, TextEdit, drop_option, plan, remove_argument, rename_attribute, replace, replace_value
 from ..resolve import canonical
-from ..table import AttributeRead, Fix, Grade, Keyword, Parameter, Rule, Symbols, Timeline
+from ..table import DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Rule, Symbols, Timeline
 
 TRAINERS = ("lightning:Trainer", "lightning:Trainer.from_argparse_args", "lightning:LightningLite")
 _DEEPSPEED_PRECISION = ("lightning:DeepSpeedPrecisionPlugin", "lightning:DeepSpeedPrecision")
+_PRECISION_CALLEES = ("lightning:Trainer", "lightning:Fabric", "lightning:LightningLite")
+_PRECISION_CALLEES_DOC = ("Only calls that resolve to a Lightning `Trainer`, `Fabric` or `LightningLite` (subclasses "
+                          "and `functools.partial` included) are checked: `precision=16` elsewhere is not Lightning's.")
 
-# The *Plugin precision classes deprecated in 2.1.1 (CHANGELOG: 2.2.0; the code is in the
-# 2.1.1 tag, see lightning/pytorch/_graveyard/precision.py) and their current names.
+# The *Plugin precision classes and their current names: the new names exist from 2.1.1, where
+# the old ones are silent aliases; 2.2.0 made them subclasses that warn (_graveyard/precision.py).
+# FSDPMixedPrecisionPlugin is a row of its own: it warns since 2.1.0 and takes a device.
 _PLUGIN_SUFFIX_RENAMES = {
     "MixedPrecisionPlugin": "MixedPrecision",
     "PrecisionPlugin": "Precision",
     "DeepSpeedPrecisionPlugin": "DeepSpeedPrecision",
     "FSDPPrecisionPlugin": "FSDPPrecision",
-    "FSDPMixedPrecisionPlugin": "FSDPPrecision",
     "HalfPrecisionPlugin": "HalfPrecision",
     "DoublePrecisionPlugin": "DoublePrecision",
     "BitsandbytesPrecisionPlugin": "BitsandbytesPrecision",
@@ -52,7 +55,10 @@ def _plugins_package(module: str) -> Optional[str]:
 
 # Classes whose first parameter is the precision, which Lightning 2.0 spells "16-mixed".
 _TAKES_PRECISION = ("MixedPrecision", "MixedPrecisionPlugin", "DeepSpeedPrecision", "DeepSpeedPrecisionPlugin",
-                    "FSDPPrecision", "FSDPMixedPrecisionPlugin")
+                    "FSDPPrecision", "FSDPPrecisionPlugin", "FSDPMixedPrecisionPlugin")
+# Classes whose second parameter was the device, and their successors that have none.
+_TOOK_DEVICE = ("FSDPMixedPrecisionPlugin", "FullyShardedNativeNativeMixedPrecisionPlugin")
+_TAKES_NO_DEVICE = ("FSDPPrecision", "FSDPPrecisionPlugin")
 _MIXED_VALUES = {16: "16-mixed", "16": "16-mixed", "bf16": "bf16-mixed"}
 
 
@@ -68,6 +74,28 @@ def _precision_argument(ctx, call: Optional[ast.Call], new: str) -> Optional[Lis
         return None
     value = _MIXED_VALUES.get(argument.value)
     return [replace_value(ctx.source, argument, argument, value)] if value else []
+
+
+def _device_argument(ctx, call: Optional[ast.Call], old: str, new: str) -> Optional[List[TextEdit]]:
+    """Drop the device a renamed FSDP class no longer takes (`FSDPPrecision(precision, scaler)`);
+    None when it cannot be dropped without changing what runs."""
+    if call is None or old not in _TOOK_DEVICE or new not in _TAKES_NO_DEVICE:
+        return []
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    device = call.args[1] if len(call.args) > 1 else next((k for k in call.keywords if k.arg == "device"), None)
+    if device is None:
+        return []
+    value = device.value if isinstance(device, ast.keyword) else device
+    if not isinstance(value, (ast.Constant, ast.Name, ast.Attribute)):
+        return None  # evaluating it may have effects that dropping it would lose
+    if len(call.args) > 2:  # the scaler was positional: it must become a keyword
+        scaler = call.args[2]
+        start = ctx.source.span(scaler)[0]
+        edit = remove_argument(ctx.source, call, device)
+        return [edit, TextEdit(start, start, "scaler=")] if edit else None
+    edit = remove_argument(ctx.source, call, device)
+    return [edit] if edit else None
 
 
 def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, new: str) -> Optional[Plan]:
@@ -92,11 +120,15 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
     for use in binding.uses:
         if alias.asname is None:
             edits.append(replace(ctx.source, use, new))
-        arguments = _precision_argument(ctx, ctx.calls.get(id(use)), new)
+        call = ctx.calls.get(id(use))
+        device = _device_argument(ctx, call, old, new)
+        if device is None:
+            return None  # the new class would be called with an argument it does not take
+        arguments = _precision_argument(ctx, call, new)
         if arguments is None:
             grade = Grade.UNSAFE
         else:
-            edits += arguments
+            edits += arguments + device
     return plan(edits, grade)
 
 
@@ -113,8 +145,12 @@ def fix_rename(ctx, finding) -> Optional[Plan]:
         parent = canonical(site.name.rsplit(".", 1)[0])
         if not parent.endswith((".plugins", ".plugins.precision")) or site.name.startswith("lightning_lite"):
             return None
-        arguments = _precision_argument(ctx, site.call if site.call and site.call.func is site.node else None, new)
-        edits = [rename_attribute(ctx.source, site.node, new), *(arguments or [])]
+        call = site.call if site.call and site.call.func is site.node else None
+        device = _device_argument(ctx, call, old, new)
+        if device is None:
+            return None
+        arguments = _precision_argument(ctx, call, new)
+        edits = [rename_attribute(ctx.source, site.node, new), *device, *(arguments or [])]
         return plan(edits, Grade.SAFE if arguments is not None else Grade.UNSAFE)
     # a Name: fixed together with the import that binds it
     statement = getattr(site.binding, "statement", None)
@@ -157,6 +193,10 @@ def fix_apex_plugin(ctx, finding) -> Optional[Plan]:
         return None  # the name is taken by something else
     return plan([replace(ctx.source, call, new_call)], Grade.UNSAFE, imports=[f"{package}:{new_class}"],
                 releases=[site.node.id])
+
+
+_APEX_AVAILABLE_ADVICE = ('delete the guard (no apex build since 25.07 has apex.amp), or use '
+                          'lightning_utilities.core.imports.module_available("apex.amp")')
 
 
 def fix_drop(ctx, finding) -> Optional[Plan]:
@@ -276,16 +316,34 @@ RULES = [
     Rule(
         code="APX006",
         title="AMPType",
-        match=(Symbols("lightning", {"AMPType": ""}),),
-        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-12, LF-03"),
+        match=(Symbols("lightning.pytorch.utilities.enums", {"AMPType": ""}),),
+        timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-12"),
         subject="{name}",
         advice='use the string value ("native" or "apex"), or delete the apex branch',
         fix=Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole"),
-        doc="The `AMPType` enum warns on every member access since Lightning 1.9 and is gone in 2.0.",
-        before=('from pytorch_lightning.utilities import AMPType\n\n'
-                'if trainer.amp_backend == AMPType.APEX:\n    pass\n'),
-        after='if trainer.precision == "16-mixed":\n    pass\n',
+        doc=("`pytorch_lightning.utilities.enums.AMPType` warns on every member access since Lightning 1.9 "
+             "and is gone in 2.0."),
+        before=('from pytorch_lightning.utilities.enums import AMPType\n\n'
+                'if backend == AMPType.APEX:\n    pass\n'),
+        after='if backend == "apex":\n    pass\n',
         invalid=('import pytorch_lightning as pl\nbackend = pl.utilities.enums.AMPType("apex")\n',),
+    ),
+    Rule(
+        code="APX006",
+        title="AMPType re-exports",
+        match=(Symbols("lightning.pytorch.utilities", {"AMPType": ""}),
+               Symbols("lightning.fabric.utilities", {"AMPType": ""})),
+        timeline=Timeline("lightning", None, removed_in="1.9.0", source="PL-12, LF-03"),
+        subject="{name}",
+        advice='use the string value ("native" or "apex"), or delete the apex branch',
+        fix=Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole"),
+        doc=("The re-export `pytorch_lightning.utilities.AMPType` and Lite's `lightning_lite.utilities.AMPType` "
+             "were removed in Lightning 1.9 without a deprecation period: importing them is an ImportError "
+             "from 1.9 on (only `utilities.enums.AMPType` warned, until 2.0)."),
+        before=('from pytorch_lightning.utilities import AMPType\n\n'
+                'if backend == AMPType.APEX:\n    pass\n'),
+        after='if backend == "apex":\n    pass\n',
+        invalid=('from lightning_lite.utilities.enums import AMPType\n',),
     ),
     Rule(
         code="APX006",
@@ -311,15 +369,34 @@ RULES = [
     Rule(
         code="APX006",
         title="_APEX_AVAILABLE",
-        match=(Symbols("lightning", {"_APEX_AVAILABLE": ""}),),
+        match=(Symbols("lightning.pytorch.utilities", {"_APEX_AVAILABLE": ""}),),
         timeline=Timeline("lightning", None, removed_in="1.9.0", source="PL-14"),
         subject="{name}",
-        advice='delete the guard, or use importlib.util.find_spec("apex.amp") is not None',
+        advice=_APEX_AVAILABLE_ADVICE,
         fix=Fix(Grade.DISPLAY, "the guarded apex code has to go first"),
-        doc=("`_APEX_AVAILABLE` left `pytorch_lightning.utilities` in 1.9 without deprecation and "
-             "its private re-creation went with the apex plugin in 2.0."),
+        doc=("`_APEX_AVAILABLE` (`module_available(\"apex.amp\")`) left `pytorch_lightning.utilities` in 1.9 "
+             "without deprecation. `importlib.util.find_spec(\"apex.amp\")` is no replacement: it raises "
+             "ModuleNotFoundError when apex is not installed, and `find_spec(\"apex\")` is also satisfied by "
+             "the unrelated PyPI package `apex`. Lightning's own dependency `lightning_utilities` has the "
+             "check it used, which returns False in both cases."),
         before="from pytorch_lightning.utilities import _APEX_AVAILABLE\n",
-        after='import importlib.util\n\nHAS_APEX = importlib.util.find_spec("apex.amp") is not None\n',
+        after=('from lightning_utilities.core.imports import module_available\n\n'
+               'HAS_APEX_AMP = module_available("apex.amp")\n'),
+        invalid=("from pytorch_lightning.utilities.imports import _APEX_AVAILABLE\n",),
+    ),
+    Rule(
+        code="APX006",
+        title="_APEX_AVAILABLE of the apex plugin",
+        match=(Symbols("lightning.pytorch.plugins.precision.apex_amp", {"_APEX_AVAILABLE": ""}),),
+        timeline=Timeline("lightning", None, removed_in="2.0.0", source="PL-14"),
+        subject="{name}",
+        advice=_APEX_AVAILABLE_ADVICE,
+        fix=Fix(Grade.DISPLAY, "the guarded apex code has to go first"),
+        doc=("Lightning 1.9 re-created `_APEX_AVAILABLE` privately in the apex plugin's module "
+             "(`RequirementCache(\"apex\")`, which the unrelated PyPI `apex` satisfies); 2.0 deleted the module."),
+        before="from pytorch_lightning.plugins.precision.apex_amp import _APEX_AVAILABLE\n",
+        after=('from lightning_utilities.core.imports import module_available\n\n'
+               'HAS_APEX_AMP = module_available("apex.amp")\n'),
     ),
     Rule(
         code="APX007",
@@ -359,25 +436,51 @@ RULES = [
         match=(Symbols("lightning", {"FullyShardedNativeNativeMixedPrecisionPlugin": "{fsdp_precision}"}),),
         timeline=Timeline("lightning", None, removed_in="2.0.0", replacement_since="2.0.0", source="PL-10"),
         subject="{name}",
-        advice="use {replacement}",
-        fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with the same arguments"),
+        advice=ByFloor("lightning", ((None, "use {replacement}"), ("2.1.0", "use {replacement} without the device argument"))),
+        fix=Fix(Grade.SAFE, "a rename to the class that replaced it; the device argument, which "
+                "FSDPPrecision (2.1.1) and FSDPPrecisionPlugin (2.1.0) do not take, is dropped when it is "
+                "a constant or a name, and a literal precision is converted to the 2.0 spelling"),
         doc=("Lightning 2.0 renamed the native FSDP precision plugin to `FSDPMixedPrecisionPlugin` "
-             "without a deprecation period, and 2.1.1 renamed that to `FSDPPrecision`."),
+             "without a deprecation period (same parameters: precision, device, scaler); 2.1.0 replaced that "
+             "with `FSDPPrecisionPlugin(precision, scaler)` and 2.1.1 renamed it `FSDPPrecision`. "
+             "`FSDPPrecision(\"16-mixed\", \"cuda\")` raises ValueError: the device must go."),
         before=("from pytorch_lightning.plugins.precision.fsdp_native_native_amp import (\n"
-                "    FullyShardedNativeNativeMixedPrecisionPlugin,\n)\n"),
-        after="from lightning.pytorch.plugins import FSDPPrecision\n",
+                "    FullyShardedNativeNativeMixedPrecisionPlugin,\n)\n\n"
+                'plugin = FullyShardedNativeNativeMixedPrecisionPlugin(16, "cuda")\n'),
+        after='from lightning.pytorch.plugins import FSDPPrecision\n\nplugin = FSDPPrecision("16-mixed")\n',
+        fixer=fix_rename,
+    ),
+    Rule(
+        code="APX007",
+        title="FSDPMixedPrecisionPlugin",
+        match=(Symbols("lightning", {"FSDPMixedPrecisionPlugin": "{fsdp_precision}"}),),
+        timeline=Timeline("lightning", "2.1.0", replacement_since="2.1.0", source="PL-10"),
+        subject="{name}",
+        advice="use {replacement} without the device argument",
+        fix=Fix(Grade.SAFE, "the deprecated class passes precision and scaler on to the new one and ignores "
+                "the device; the device argument is dropped when it is a constant or a name"),
+        doc=("`FSDPMixedPrecisionPlugin(precision, device, scaler)` warns since Lightning 2.1.0, where "
+             "`FSDPPrecisionPlugin(precision, scaler)` replaced it (renamed `FSDPPrecision` in 2.1.1). It "
+             "still works through a shim that drops the device."),
+        before=('from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n\n'
+                'plugin = FSDPMixedPrecisionPlugin("bf16-mixed", "cuda")\n'),
+        after='from lightning.pytorch.plugins import FSDPPrecision\n\nplugin = FSDPPrecision("bf16-mixed")\n',
+        invalid=('import lightning.pytorch as pl\n'
+                 'p = pl.plugins.precision.FSDPMixedPrecisionPlugin("16-mixed", device="cuda", scaler=None)\n',),
         fixer=fix_rename,
     ),
     Rule(
         code="APX007",
         title="`*Plugin` precision classes",
         match=(Symbols("lightning", _PLUGIN_SUFFIX_RENAMES),),
-        timeline=Timeline("lightning", "2.1.1", replacement_since="2.1.1", source="PL-06, PL-10"),
+        timeline=Timeline("lightning", "2.2.0", replacement_since="2.1.1", source="PL-06"),
         subject="{name}",
         advice="use {replacement}",
-        fix=Fix(Grade.SAFE, "the old name is a subclass shim of the new one"),
-        doc=("Lightning deprecated the precision classes with a `Plugin` suffix (CHANGELOG 2.2.0; "
-             "the code is already in the 2.1.1 release). They still work through a shim."),
+        fix=Fix(Grade.SAFE, "the old name is an alias (2.1.1) or a subclass shim (2.2.0 on) of the new one, "
+                "with the same parameters"),
+        doc=("Lightning 2.1.1 renamed the precision classes with a `Plugin` suffix and kept the old names "
+             "as silent aliases; from 2.2.0 they are shims that warn. Code that must run on 2.1.0 or older "
+             "keeps the old names (the new ones do not exist there)."),
         before=('from lightning.pytorch.plugins import MixedPrecisionPlugin\n\n'
                 'plugin = MixedPrecisionPlugin("16-mixed", "cuda")\n'),
         after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
@@ -385,30 +488,39 @@ RULES = [
         fixer=fix_rename,
     ),
     Rule(
+        code="APX007",
+        title="1.x base class precision.mixed.MixedPrecisionPlugin",
+        match=(Symbols("lightning.pytorch.plugins.precision.mixed", {"MixedPrecisionPlugin": ""}),),
+        timeline=Timeline("lightning", None, removed_in="1.8.0", source="PL-21"),
+        subject="{name}",
+        advice=("use isinstance(plugin, {mixed_precision}) to test for native mixed precision (the removed "
+                "class was the abstract base of the apex and the native AMP plugins)"),
+        fix=Fix(Grade.DISPLAY, "the base class covered the apex plugin too, so no class replaces it exactly"),
+        doc=("Lightning 1.5-1.7 had an abstract `MixedPrecisionPlugin` in `plugins/precision/mixed.py`, the "
+             "base of the apex and native AMP plugins; 1.8.0 deleted the module. It is not the native AMP "
+             "plugin that 1.9 named `MixedPrecisionPlugin` (now `MixedPrecision`), so it is not renamed."),
+        before=('from pytorch_lightning.plugins.precision.mixed import MixedPrecisionPlugin\n\n'
+                'if isinstance(trainer.precision_plugin, MixedPrecisionPlugin):\n    pass\n'),
+        after=('from lightning.pytorch.plugins import MixedPrecision\n\n'
+               'if isinstance(trainer.precision_plugin, MixedPrecision):\n    pass\n'),
+    ),
+    Rule(
         code="APX008",
-        title="legacy precision values",
-        match=(
-            Keyword(
-                "precision",
-                callees=("lightning:Trainer", "lightning:Fabric", "lightning:LightningLite"),
-                values={16: '"16-mixed"', "16": '"16-mixed"', "bf16": '"bf16-mixed"',
-                        32: '"32-true"', "32": '"32-true"', 64: '"64-true"', "64": '"64-true"'},
-            ),
-        ),
-        timeline=Timeline("lightning", "2.0.0", replacement_since="2.0.0", source="PL-16"),
+        title="precision=16 and \"bf16\"",
+        match=(Keyword("precision", callees=_PRECISION_CALLEES,
+                       values={16: '"16-mixed"', "16": '"16-mixed"', "bf16": '"bf16-mixed"'}),),
+        timeline=Timeline("lightning", "2.0.0", replacement_since="2.0.0", source="PL-16", status=DISCOURAGED),
         subject="precision={value}",
         advice="use precision={replacement}",
         fix=Fix(Grade.SAFE, "Lightning maps the legacy value to exactly this one"),
-        doc=("Lightning 2.0 renamed the precision values: 16 -> \"16-mixed\", \"bf16\" -> "
-             "\"bf16-mixed\", 32 -> \"32-true\", 64 -> \"64-true\". The old ones are accepted with a "
-             "warning (16, bf16) or silently (32, 64). Only calls that resolve to a Lightning "
-             "`Trainer`, `Fabric` or `LightningLite` (subclasses and `functools.partial` included) "
-             "are checked: `precision=16` elsewhere is not Lightning's."),
+        doc=("Lightning 2.0 renamed the precision values: 16 -> \"16-mixed\", \"bf16\" -> \"bf16-mixed\". "
+             "The old ones still work, with a UserWarning (not a deprecation warning): \"`precision=16` is "
+             "supported for historical reasons but its usage is discouraged. Please set your precision to "
+             "16-mixed instead!\". " + _PRECISION_CALLEES_DOC),
         before='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision=16)\n',
         after='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision="16-mixed")\n',
         invalid=(
             'import lightning as L\nfabric = L.Fabric(precision="bf16")\n',
-            'import pytorch_lightning as pl\nclass MyTrainer(pl.Trainer):\n    pass\nt = MyTrainer(precision=32)\n',
             'import pytorch_lightning as pl\nt = pl.Trainer(**{"precision": 16})\n',
         ),
         valid=(
@@ -416,6 +528,27 @@ RULES = [
             'import pytorch_lightning as pl\nt = pl.Trainer(precision="16-mixed")\n',
             'import torchmetrics\nm = torchmetrics.Precision(precision=16)\n',
         ),
+        fixer=fix_precision,
+    ),
+    Rule(
+        code="APX008",
+        title="precision=32 and 64",
+        match=(Keyword("precision", callees=_PRECISION_CALLEES,
+                       values={32: '"32-true"', "32": '"32-true"', 64: '"64-true"', "64": '"64-true"'}),),
+        timeline=Timeline("lightning", "2.0.0", replacement_since="2.0.0", source="PL-16", status=LEGACY),
+        subject="precision={value}",
+        advice="use precision={replacement}",
+        fix=Fix(Grade.SAFE, "Lightning maps the legacy value to exactly this one"),
+        doc=("Lightning 2.0 renamed 32 -> \"32-true\" and 64 -> \"64-true\". No release warns for the old "
+             "values (2.x accepts them silently as aliases): this is a spelling to modernise, not a "
+             "deprecation. " + _PRECISION_CALLEES_DOC),
+        before='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision=32)\n',
+        after='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision="32-true")\n',
+        invalid=(
+            'import pytorch_lightning as pl\nclass MyTrainer(pl.Trainer):\n    pass\nt = MyTrainer(precision=32)\n',
+            'import lightning as L\nfabric = L.Fabric(precision="64")\n',
+        ),
+        valid=('import pytorch_lightning as pl\nt = pl.Trainer(precision="32-true")\n',),
         fixer=fix_precision,
     ),
     Rule(

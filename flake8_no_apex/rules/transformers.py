@@ -17,6 +17,11 @@ def _option(name: str, values=None) -> Keyword:
     return Keyword(name, callees=TRAINING_ARGUMENTS, values=values, library="transformers", dict_forms=True, argv=True)
 
 
+# Backend values that select native AMP on every 4.x release that accepts them ("amp" from 4.35 on;
+# 4.20-4.34 routed it to apex) and that 5.x, with native AMP as the only backend, does anyway.
+_NATIVE_BACKENDS = ("auto", "amp")
+
+
 def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
     """Rename to half_precision_backend where it exists (4.13 to 4.x), else drop it."""
     site = finding.site
@@ -25,7 +30,7 @@ def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
         edit = rename_option(ctx.source, site.node, "fp16_backend", "half_precision_backend")
         return plan([edit], Grade.SAFE) if edit else None
     edit = drop_option(ctx.source, site.node, site.value_node)
-    return plan([edit], Grade.SAFE if site.value == "auto" else Grade.UNSAFE) if edit else None
+    return plan([edit], Grade.SAFE if site.value in _NATIVE_BACKENDS else Grade.UNSAFE) if edit else None
 
 
 def fix_drop(ctx, finding) -> Optional[Plan]:
@@ -54,12 +59,14 @@ RULES = [
             ("5.0.0", "drop it and keep fp16=True or bf16=True (half_precision_backend, its 4.x name, is gone too)"),
         )),
         fix=Fix(Grade.SAFE, "where half_precision_backend exists (a target below transformers 5.0) it is a "
-                "rename; otherwise the option is dropped, which is safe for \"auto\" and unsafe for other values"),
-        doc=("`fp16_backend` was renamed `half_precision_backend` in transformers 4.13 (FutureWarning) "
-             "and both were removed in 5.0, where the dataclass raises TypeError."),
+                "rename; otherwise the option is dropped, which is safe for \"auto\" and \"amp\" (native AMP, "
+                "the only backend of 5.x) and unsafe for \"apex\""),
+        doc=("`fp16_backend` was renamed `half_precision_backend` in transformers 4.13 (a FutureWarning for "
+             "any value but the default \"auto\") and both were removed in 5.0, where the dataclass raises "
+             "TypeError."),
         before=(
             'from transformers import TrainingArguments\n\n'
-            'args = TrainingArguments("out", fp16=True, fp16_backend="auto")\n'
+            'args = TrainingArguments("out", fp16=True, fp16_backend="amp")\n'
         ),
         after=(
             'from transformers import TrainingArguments\n\n'
