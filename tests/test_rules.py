@@ -36,7 +36,7 @@ def test_rule_is_documented(rule):
     assert re.fullmatch(r"APX\d{3}", rule.code)
     assert rule.title and rule.doc.strip() and rule.before.strip() and rule.after.strip()
     assert rule.timeline.library in LIBRARY_NAMES
-    assert rule.timeline.source, "every row cites its shared/timeline.md entry"
+    assert rule.timeline.source, "every row cites its docs/timeline.md entry"
     assert rule.timeline.deprecated_in or rule.timeline.removed_in or rule.default_off
     assert isinstance(rule.fix.grade, Grade) and rule.fix.why.strip()
     assert rule.match

@@ -15,7 +15,13 @@ from ..edits import Plan, TextEdit, remove_element, replace, torch_plan
 from ..table import Dependency, Fix, Grade, Modules, Rule, Site, Symbols, Timeline
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
-_REMOVED = Timeline("apex", "23.05", removed_in="25.07", source="AX-01..AX-12")
+
+
+def _removed(source: str) -> Timeline:
+    """Deprecated in 23.05 (commit 48bf0df5) and deleted from 25.07 on (commit cb65b8ed)."""
+    return Timeline("apex", "23.05", removed_in="25.07", source=source)
+
+
 # How a training step moves from apex.amp to native AMP, spelled for the project's torch.
 AMP_RECIPE = """\
 Replace apex.amp with native AMP:
@@ -132,7 +138,7 @@ RULES = [
                 root_replacement="native PyTorch AMP (" + _NATIVE_AMP + ")",
             ),
         ),
-        timeline=_REMOVED,
+        timeline=_removed("AX-01, AX-06, AX-10, AX-12"),
         subject="{name}",
         advice="use {replacement}",
         fix=Fix(Grade.DISPLAY, "the import goes once its uses are migrated; each use has its own code"),
@@ -176,7 +182,7 @@ RULES = [
         code="APX109",
         title="NVIDIA apex dependency",
         match=(Dependency("apex", url_markers=("nvidia/apex", "/apex.git", "/apex-")),),
-        timeline=Timeline("apex", "23.05", source="AX-01; the PyPI note in shared/timeline.md"),
+        timeline=Timeline("apex", "23.05", source="AX-01, the PyPI note"),
         subject="requirement {name}",
         advice=dependency_advice,
         fix=Fix(Grade.DISPLAY, "the dependency goes once no code imports apex; other parts may still use it"),
@@ -195,7 +201,7 @@ RULES = [
         code="APX101",
         title="apex amp.initialize",
         match=(Symbols("apex.amp", {"initialize": ""}),),
-        timeline=_REMOVED,
+        timeline=_removed("AX-01"),
         subject="{name}",
         advice="wrap the forward pass in {autocast} and scale the loss with {grad_scaler} "
                "(O1 is autocast; O2/O3 have no exact native equivalent)",
@@ -214,7 +220,7 @@ RULES = [
         code="APX102",
         title="apex amp.scale_loss",
         match=(Symbols("apex.amp", {"scale_loss": ""}),),
-        timeline=_REMOVED,
+        timeline=_removed("AX-02"),
         subject="{name}",
         advice="use scaler.scale(loss).backward(), scaler.step(optimizer) and scaler.update() "
                "with scaler = {grad_scaler}",
@@ -249,7 +255,7 @@ RULES = [
                 },
             ),
         ),
-        timeline=_REMOVED,
+        timeline=_removed("AX-03, AX-04, AX-05"),
         subject="{name}",
         advice="{replacement}",
         fix=Fix(Grade.DISPLAY, "each has a different native counterpart, or none: shown, not applied"),
@@ -266,7 +272,7 @@ RULES = [
         code="APX104",
         title="apex.parallel.DistributedDataParallel",
         match=(Symbols("apex.parallel", {"DistributedDataParallel": ""}),),
-        timeline=_REMOVED,
+        timeline=_removed("AX-06"),
         subject="{name}",
         advice="use torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank]) "
                "(apex-only arguments such as delay_allreduce have no equivalent)",
@@ -289,7 +295,7 @@ RULES = [
                 },
             ),
         ),
-        timeline=_REMOVED,
+        timeline=_removed("AX-07, AX-08"),
         subject="{name}",
         advice="{replacement}",
         fix=Fix(Grade.UNSAFE, "torch's SyncBatchNorm needs a process group set up the torch way"),
@@ -318,7 +324,7 @@ RULES = [
                 },
             ),
         ),
-        timeline=_REMOVED,
+        timeline=_removed("AX-10, AX-11"),
         subject="{name}",
         advice="use {replacement}",
         fix=Fix(Grade.DISPLAY, "master weights and loss scaling move into GradScaler: shown, not applied"),
