@@ -274,12 +274,12 @@ RULES = [
         match=(Symbols("apex.parallel", {"DistributedDataParallel": ""}),),
         timeline=_removed("AX-06"),
         subject="{name}",
-        advice="use torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank]) "
-               "(apex-only arguments such as delay_allreduce have no equivalent)",
+        advice="use torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank]) for a model on one "
+               "GPU, without device_ids on the CPU (apex-only arguments such as delay_allreduce have no equivalent)",
         fix=Fix(Grade.UNSAFE, "the arguments do not map one to one (delay_allreduce, message_size, ...)"),
         doc="apex's DDP predates `torch.nn.parallel.DistributedDataParallel`, which replaces it.",
         before="from apex.parallel import DistributedDataParallel as DDP\n\nmodel = DDP(model, delay_allreduce=True)\n",
-        after="import torch\n\nmodel = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local_rank])\n",
+        after="import torch\n\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",
         valid=("import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",),
         fixer=fix_native_call,
     ),
@@ -348,7 +348,7 @@ RULES = [
         doc=("`apex.optimizers.FusedAdam` is maintained, but torch has fused Adam since 1.13 and fused "
              "AdamW since 2.0. " + _MAINTAINED_DOC.format(code="APX107")),
         before="from apex.optimizers import FusedAdam\n\noptimizer = FusedAdam(model.parameters(), lr=1e-3)\n",
-        after="import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)\n",
+        after="import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=True)\n",
         valid=("class FusedAdam:\n    pass\n\nopt = FusedAdam()\n",),
         default_off=True,
         fixer=fix_native_call,

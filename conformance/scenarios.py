@@ -1,0 +1,288 @@
+"""How each rule's examples behave on the real libraries: one `Scenario` per rule row.
+
+`before` is what the rule's `before` example does in the newest release (it must agree with the
+rule's message: "was removed" fails, "is deprecated" warns, a legacy spelling is silent);
+`invalid` says the same of each `invalid` snippet, or `NOT_RUNNABLE` where a snippet is no
+program on its own (an argument vector, a dict of settings, a name only imported). The prelude
+binds the free names the examples use; `observe` is the state a fix must keep.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from runtime import SILENT, Observe, Outcome, Raises, Warns, default_observation
+
+NOT_RUNNABLE = "not runnable"
+Expectation = Union[Raises, Warns, None, str]
+
+# What the library emits when a usage is deprecated (the rule says "is deprecated since").
+TORCH_DEPRECATION = "FutureWarning"
+LIGHTNING_DEPRECATION = "LightningDeprecationWarning"  # a DeprecationWarning, from rank_zero_deprecation
+TRANSFORMERS_DEPRECATION = "FutureWarning"
+DISCOURAGED = Warns("UserWarning", "is supported for historical reasons but its usage is discouraged")
+
+TORCH = """\
+import torch
+torch.manual_seed(0)
+model = torch.nn.Linear(4, 4)
+x = torch.randn(2, 4)
+use_amp = True
+params = list(model.parameters())
+optimizer = torch.optim.SGD(params, lr=0.1)
+loss = model(x).sum()
+local_rank = 0
+scaler = torch.amp.GradScaler("cuda")
+"""
+# One process of a gloo group, for DistributedDataParallel on the CPU.
+PROCESS_GROUP = TORCH + """\
+import tempfile, torch.distributed
+if not torch.distributed.is_initialized():
+    torch.distributed.init_process_group(
+        "gloo", init_method="file://" + tempfile.mktemp(prefix="apx-conformance-"), rank=0, world_size=1)
+"""
+TRAINER = "from pytorch_lightning import Trainer\n"
+LIGHTNING_SELF = """\
+import types
+import pytorch_lightning
+self = types.SimpleNamespace(trainer=pytorch_lightning.Trainer(precision="bf16-mixed"))
+trainer = self.trainer
+backend = "native"
+"""
+# Lightning calls the hook an example defines only during fit: train one step.
+FIT_ONE_STEP = """\
+import torch as _torch
+
+class _Probe(M):
+    def __init__(self):
+        super().__init__()
+        self.layer = _torch.nn.Linear(2, 1)
+
+    def training_step(self, batch, batch_idx):
+        return self.layer(batch).sum()
+
+    def configure_optimizers(self):
+        return _torch.optim.SGD(self.parameters(), lr=0.1)
+
+    def train_dataloader(self):
+        return _torch.utils.data.DataLoader(_torch.randn(4, 2), batch_size=2)
+
+pl.Trainer(max_steps=1, accelerator="cpu", logger=False, enable_checkpointing=False, enable_progress_bar=False,
+           enable_model_summary=False).fit(_Probe())
+"""
+# A Function whose forward and backward use the decorators, run forward and backward.
+CUSTOM_FUNCTION_RUN = """\
+_input = torch.ones(3, requires_grad=True)
+_output = F.apply(_input)
+_output.sum().backward()
+"""
+APEX_ABSENT = Raises(ModuleNotFoundError, "No module named 'apex'")
+
+
+def _plugin(obj) -> tuple:
+    """A precision plugin as Lightning uses it: the classes it is (shims aside), its precision,
+    device and scaler."""
+    classes = tuple(c.__name__ for c in type(obj).__mro__ if "_graveyard" not in c.__module__)
+    scaler = getattr(obj, "scaler", None)
+    return classes, obj.precision, getattr(obj, "device", None), type(scaler).__name__
+
+
+def observe_plugin(outcome: Outcome) -> object:
+    return _plugin(outcome.namespace["plugin"])
+
+
+def observe_trainer(outcome: Outcome) -> object:
+    plugin = outcome.namespace["trainer"].precision_plugin
+    return _plugin(plugin)
+
+
+def observe_fabric(outcome: Outcome) -> object:
+    return _plugin(outcome.namespace["fabric"]._precision)
+
+
+def observe_training_arguments(outcome: Outcome) -> object:
+    fields = outcome.namespace["args"].to_dict()
+    fields.pop("logging_dir", None)  # a time stamp
+    return fields
+
+
+def observe_custom_function(outcome: Outcome) -> object:
+    namespace = outcome.namespace
+    return default_observation(outcome), namespace["_output"].tolist(), namespace["_input"].grad.tolist()
+
+
+def observe_optimizer(outcome: Outcome) -> object:
+    optimizer = outcome.namespace["optimizer"]
+    return type(optimizer).__name__, sorted((k, repr(v)) for k, v in optimizer.defaults.items())
+
+
+def observe_module(name: str) -> Observe:
+    def observe(outcome: Outcome) -> object:
+        module = outcome.namespace[name]
+        return type(module).__name__, repr(module), [p.shape for p in module.parameters()]
+    return observe
+
+
+@dataclass(frozen=True)
+class Scenario:
+    before: Expectation
+    invalid: Tuple[Expectation, ...] = ()
+    prelude: str = ""
+    epilogue: str = ""
+    observe: Optional[Observe] = None
+    verdict: str = "running"  # how the timeline is verified: running, wheel source, cited source
+
+
+SCENARIOS = {
+    # --- NVIDIA apex: not on the registry, so its timeline rests on the cited sources ------------
+    ("APX001", "import of deprecated NVIDIA apex"): Scenario(
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 5 + (NOT_RUNNABLE,),  # the last one catches the ImportError
+        prelude=TORCH, verdict="cited source"),
+    ("APX001", "import of apex.reparameterization"): Scenario(APEX_ABSENT, prelude=TORCH, verdict="cited source"),
+    ("APX101", "apex amp.initialize"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, verdict="cited source"),
+    ("APX102", "apex amp.scale_loss"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, verdict="cited source"),
+    ("APX103", "other apex.amp APIs"): Scenario(APEX_ABSENT, (APEX_ABSENT,) * 2, TORCH, verdict="cited source"),
+    ("APX104", "apex.parallel.DistributedDataParallel"): Scenario(
+        APEX_ABSENT, prelude=PROCESS_GROUP, observe=observe_module("model"), verdict="cited source"),
+    ("APX105", "apex SyncBatchNorm"): Scenario(
+        APEX_ABSENT, prelude=TORCH, observe=observe_module("model"), verdict="cited source"),
+    ("APX106", "apex.fp16_utils"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, verdict="cited source"),
+    ("APX107", "apex.optimizers.FusedAdam"): Scenario(
+        APEX_ABSENT, prelude=TORCH, observe=observe_optimizer, verdict="wheel source"),
+    ("APX107", "apex.optimizers.FusedSGD"): Scenario(
+        APEX_ABSENT, prelude=TORCH, observe=observe_optimizer, verdict="wheel source"),
+    ("APX107", "apex fused optimizers without a native twin"): Scenario(
+        APEX_ABSENT, prelude=TORCH, verdict="cited source"),
+    ("APX108", "apex.normalization.FusedLayerNorm"): Scenario(
+        APEX_ABSENT, prelude=TORCH, observe=observe_module("norm"), verdict="wheel source"),
+    ("APX108", "apex.normalization.FusedRMSNorm"): Scenario(
+        APEX_ABSENT, prelude=TORCH, observe=observe_module("norm"), verdict="wheel source"),
+    ("APX109", "NVIDIA apex dependency"): Scenario(NOT_RUNNABLE, verdict="cited source"),
+    # --- Lightning ------------------------------------------------------------------------------
+    ("APX002", "Trainer(amp_backend=...)"): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'amp_backend'"),
+        invalid=(
+            NOT_RUNNABLE,  # a dict of settings
+            Raises(AttributeError, "from_argparse_args"),  # the argparse helpers went in 2.0 too
+            NOT_RUNNABLE, NOT_RUNNABLE,  # an argument vector, a parser definition
+            Raises(TypeError, "unexpected keyword argument 'amp_backend'"),
+            NOT_RUNNABLE,  # a partial, called later
+        ),
+        observe=observe_trainer),
+    ("APX003", "amp_level="): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'amp_level'"),
+        invalid=(Raises(TypeError, "positional argument"), NOT_RUNNABLE),
+        observe=observe_trainer),
+    ("APX004", "ApexMixedPrecisionPlugin"): Scenario(
+        Raises(ImportError, "ApexMixedPrecisionPlugin"),
+        invalid=(Raises(AttributeError, "ApexMixedPrecisionPlugin"), NOT_RUNNABLE),  # isinstance of an unbound p
+        prelude=TRAINER),
+    ("APX005", "DeepSpeedPrecisionPlugin(amp_type=...)"): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'amp_type'"),
+        invalid=(Raises(ModuleNotFoundError, "lightning_lite"),),  # the Lite package ended with 1.8
+        observe=observe_plugin),
+    ("APX006", "AMPType"): Scenario(
+        Raises(ImportError, "AMPType"), invalid=(Raises(AttributeError, "AMPType"),), prelude=LIGHTNING_SELF),
+    ("APX006", "AMPType re-exports"): Scenario(
+        Raises(ImportError, "AMPType"), invalid=(Raises(ModuleNotFoundError, "lightning_lite"),),
+        prelude=LIGHTNING_SELF),
+    ("APX006", "Trainer.amp_backend read"): Scenario(
+        Raises(AttributeError, "amp_backend"), prelude=LIGHTNING_SELF),
+    ("APX006", "_APEX_AVAILABLE"): Scenario(
+        Raises(ImportError, "_APEX_AVAILABLE"), invalid=(Raises(ImportError, "_APEX_AVAILABLE"),)),
+    ("APX006", "_APEX_AVAILABLE of the apex plugin"): Scenario(Raises(ModuleNotFoundError, "apex_amp")),
+    ("APX007", "`Native*` precision plugins"): Scenario(
+        Raises(ImportError, "NativeMixedPrecisionPlugin"), invalid=(Raises(ModuleNotFoundError, "lightning_lite"),),
+        observe=observe_plugin),
+    ("APX007", "FullyShardedNativeNativeMixedPrecisionPlugin"): Scenario(
+        Raises(ModuleNotFoundError, "fsdp_native_native_amp"), observe=observe_plugin),
+    ("APX007", "FSDPMixedPrecisionPlugin"): Scenario(
+        Warns(LIGHTNING_DEPRECATION, "FSDPMixedPrecisionPlugin` is deprecated"),
+        invalid=(Warns(LIGHTNING_DEPRECATION, "FSDPMixedPrecisionPlugin` is deprecated"),),
+        observe=observe_plugin),
+    ("APX007", "`*Plugin` precision classes"): Scenario(
+        Warns(LIGHTNING_DEPRECATION, "MixedPrecisionPlugin` is deprecated"),
+        invalid=(Warns(LIGHTNING_DEPRECATION, "DeepSpeedPrecisionPlugin` is deprecated"),),
+        observe=observe_plugin),
+    ("APX007", "1.x base class precision.mixed.MixedPrecisionPlugin"): Scenario(
+        Raises(ModuleNotFoundError, "precision.mixed"), prelude=LIGHTNING_SELF, verdict="wheel source"),
+    ("APX008", 'precision=16 and "bf16"'): Scenario(
+        DISCOURAGED, invalid=(DISCOURAGED, DISCOURAGED), observe=observe_trainer),
+    ("APX008", "precision=32 and 64"): Scenario(SILENT, invalid=(SILENT, SILENT), observe=observe_trainer),
+    ("APX009", "using_native_amp"): Scenario(
+        Raises(TypeError, "missing .* required positional argument"), epilogue=FIT_ONE_STEP),
+    # --- torch ----------------------------------------------------------------------------------
+    ("APX201", "torch.cuda.amp.autocast"): Scenario(
+        Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated"),
+        invalid=(
+            SILENT,  # only imports the name
+            *[Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated")] * 3,
+        ),
+        prelude=TORCH, observe=default_observation),
+    ("APX202", "torch.cpu.amp.autocast"): Scenario(
+        Warns(TORCH_DEPRECATION, r"torch\.cpu\.amp\.autocast\(args\.\.\.\)` is deprecated"),
+        invalid=(Warns(TORCH_DEPRECATION, r"torch\.cpu\.amp\.autocast\(args\.\.\.\)` is deprecated"),),
+        prelude=TORCH, observe=default_observation),
+    ("APX203", "torch.cuda.amp.GradScaler"): Scenario(
+        Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.GradScaler\(args\.\.\.\)` is deprecated"),
+        invalid=(SILENT, SILENT, SILENT),  # imports and a subclass definition: the warning comes with a call
+        prelude=TORCH, observe=default_observation),
+    ("APX204", "torch.cuda.amp.custom_fwd / custom_bwd"): Scenario(
+        Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.custom_fwd\(args\.\.\.\)` is deprecated"),
+        invalid=(Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.custom_bwd\(args\.\.\.\)` is deprecated"),),
+        prelude=TORCH, epilogue="_output = F.apply(x)\n",
+        observe=lambda outcome: (default_observation(outcome), outcome.namespace["_output"].tolist())),
+    # --- transformers -----------------------------------------------------------------------------
+    ("APX301", "fp16_backend="): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'fp16_backend'"),
+        invalid=(Raises(TypeError, "unexpected keyword argument 'fp16_backend'"), NOT_RUNNABLE, NOT_RUNNABLE),
+        observe=observe_training_arguments),
+    ("APX302", 'half_precision_backend="apex"'): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'half_precision_backend'"),
+        invalid=(Raises(TypeError, "unexpected keyword argument 'fp16_backend'"),),
+        observe=observe_training_arguments),
+    ("APX303", "fp16_opt_level="): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'fp16_opt_level'"), invalid=(NOT_RUNNABLE,),
+        observe=observe_training_arguments),
+    ("APX304", 'optim="adamw_apex_fused"'): Scenario(
+        Raises(ValueError, "adamw_apex_fused is not a valid OptimizerNames"),
+        invalid=(Raises(AttributeError, "ADAMW_APEX_FUSED"),),
+        observe=observe_training_arguments),
+}
+
+# Programs beyond the rules' own examples whose fixed form must do exactly what they did.
+EXTRA_PROGRAMS = {
+    "custom_fwd and custom_bwd, forward and backward": (TORCH + """\
+from torch.cuda.amp import custom_bwd, custom_fwd
+
+class F(torch.autograd.Function):
+    @staticmethod
+    @custom_fwd(cast_inputs=torch.float32)
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * 2
+
+    @staticmethod
+    @custom_bwd
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a
+""" + CUSTOM_FUNCTION_RUN, observe_custom_function),
+    "autocast and GradScaler through aliases, positional arguments": (TORCH + """\
+import torch.cuda.amp as tca
+from torch.cuda.amp import GradScaler, autocast
+
+scaler = GradScaler(2.0**10, 3.0, 0.25, 7, enabled=use_amp)
+with autocast(False, torch.bfloat16, False):
+    y = model(x)
+with tca.autocast(dtype=torch.float16), torch.cpu.amp.autocast(True, torch.bfloat16):
+    y = model(x)
+cpu_scaler = torch.cpu.amp.GradScaler(init_scale=8.0)
+""", default_observation),
+    "Trainer and Fabric precision values": ("""\
+import lightning as L
+from lightning.pytorch import Trainer
+trainer = Trainer(precision="bf16", accelerator="cpu", logger=False)
+fabric = L.Fabric(precision=64, accelerator="cpu")
+""", lambda outcome: (observe_trainer(outcome), observe_fabric(outcome))),
+}

@@ -1,0 +1,74 @@
+"""What `flake8-no-apex fix` writes runs on the real libraries, without the rule's error or
+warning, and keeps the observable state: autocast device/dtype/enabled, GradScaler state,
+custom_fwd results and gradients, the Trainer's precision plugin, TrainingArguments fields."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flake8_no_apex.fixer import fix_text
+from flake8_no_apex.rules import PYTHON_RULES
+from runtime import run
+from scenarios import EXTRA_PROGRAMS, SCENARIOS
+from test_examples import deprecation_warnings
+
+def _fixes_rule(rule, unsafe: bool) -> bool:
+    """Whether the fix (at this grade, and not already at the safe one) removes the rule's findings."""
+    result = fix_text(rule.before, unsafe=unsafe)
+    if unsafe and result.text == fix_text(rule.before).text:
+        return False
+    return result.text != rule.before and not any(f.rule is rule for f in result.remaining)
+
+
+# (rule, grade) wherever the rule's own fix applies: safe fixes, then what --unsafe-fixes adds
+FIXED = [(rule, unsafe) for rule in PYTHON_RULES for unsafe in (False, True) if _fixes_rule(rule, unsafe)]
+
+
+def test_every_rule_with_a_fixer_is_exercised():
+    fixable = {(rule.code, rule.title) for rule in PYTHON_RULES if rule.fixer is not None}
+    assert fixable == {(rule.code, rule.title) for rule, _ in FIXED}
+
+
+@pytest.mark.parametrize("rule, unsafe", FIXED,
+                         ids=[f"{r.code}-{r.title}-{'unsafe' if u else 'safe'}" for r, u in FIXED])
+def test_fixed_example_runs_and_keeps_what_it_did(rule, unsafe):
+    scenario = SCENARIOS[(rule.code, rule.title)]
+    fixed = run(fix_text(rule.before, unsafe=unsafe).text, scenario.prelude, scenario.epilogue, name="fixed")
+    assert fixed.error is None, fixed.describe()
+    assert not deprecation_warnings(fixed), fixed.describe()
+    if scenario.observe is None:
+        return
+    before = run(rule.before, scenario.prelude, scenario.epilogue)
+    # a removed usage cannot run: the fix must then do what the documented replacement does
+    reference = before if before.error is None else run(rule.after, scenario.prelude, scenario.epilogue)
+    assert reference.error is None, reference.describe()
+    assert scenario.observe(fixed) == scenario.observe(reference)
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA_PROGRAMS))
+def test_fixed_programs_do_exactly_what_they_did(name):
+    program, observe = EXTRA_PROGRAMS[name]
+    fixed_text = fix_text(program).text
+    assert fixed_text != program
+    before, fixed = run(program), run(fixed_text, name="fixed")
+    assert before.error is None and fixed.error is None, (before.describe(), fixed.describe())
+    assert deprecation_warnings(before) and not deprecation_warnings(fixed), fixed.describe()
+    assert observe(fixed) == observe(before)
+
+
+def test_the_console_script_writes_what_the_tests_run(tmp_path: Path):
+    """The cases above call the fixer in-process; the command users run writes the same text."""
+    for unsafe in (False, True):
+        folder = tmp_path / ("unsafe" if unsafe else "safe")
+        folder.mkdir()
+        for number, rule in enumerate(PYTHON_RULES):
+            (folder / f"example_{number}.py").write_text(rule.before, encoding="utf-8")
+        command = [sys.executable, "-m", "flake8_no_apex", "fix", "--select", "APX", str(folder),
+                   *(["--unsafe-fixes"] if unsafe else [])]
+        subprocess.run(command, capture_output=True, check=False, cwd=tmp_path)
+        for number, rule in enumerate(PYTHON_RULES):
+            written = (folder / f"example_{number}.py").read_text(encoding="utf-8")
+            assert written == fix_text(rule.before, unsafe=unsafe).text, rule.title
