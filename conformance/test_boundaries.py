@@ -1,0 +1,192 @@
+"""Each rule's versions, read from the released wheels on both sides of every boundary: the
+usage warns from `deprecated_in` on and not in the release before; it is gone from `removed_in`
+on and present before; the replacement exists from `replacement_since` on and not before."""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+import pytest
+from packaging.version import Version
+
+from flake8_no_apex.rules import RULES
+from probes import Probe, binds, has_file, member, parameter, text_anywhere, warns, warns_for_value
+from wheels import Release
+
+# The release just before each boundary (by release date, on the same line).
+PREVIOUS = {
+    "pytorch-lightning": {"1.8.0": "1.7.7", "1.9.0": "1.8.6", "2.0.0": "1.9.5", "2.1.0": "2.0.9",
+                          "2.1.1": "2.1.0", "2.2.0": "2.1.4"},
+    "transformers": {"4.13.0": "4.12.5", "4.27.0": "4.26.1", "5.0.0": "4.57.6", "5.8.0": "5.7.0"},
+    "torch": {"1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.3.0": "2.2.2", "2.4.0": "2.3.1"},
+}
+DIST = {"lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
+PL = "pytorch_lightning/"
+PLUGINS = PL + "plugins/__init__.py"
+ARGS = "transformers/training_args.py"
+
+
+@dataclass(frozen=True)
+class Check:
+    kind: str  # "deprecated": the probe (a warning) starts; "removed": it (the usage) ends;
+    #            "replacement": it (the new spelling) starts
+    version: str
+    probe: Probe
+
+
+def _fp16_backend_of_the_example() -> object:
+    rule = next(r for r in RULES if r.code == "APX301")
+    return next(k.value.value for n in ast.walk(ast.parse(rule.before)) if isinstance(n, ast.Call)
+                for k in n.keywords if k.arg == "fp16_backend")
+
+
+CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
+    ("APX002", "Trainer(amp_backend=...)"): (
+        Check("deprecated", "1.9.0", warns(PL + "trainer/connectors/accelerator_connector.py", mentioning="amp_backend")),
+        Check("removed", "2.0.0", parameter(PL + "trainer/trainer.py", "Trainer", "amp_backend")),
+    ),
+    ("APX003", "amp_level="): (
+        Check("deprecated", "1.8.0", warns(PL + "trainer/connectors/accelerator_connector.py", mentioning="amp_level")),
+        Check("removed", "2.0.0", parameter(PL + "trainer/trainer.py", "Trainer", "amp_level")),
+    ),
+    ("APX004", "ApexMixedPrecisionPlugin"): (
+        Check("deprecated", "1.9.0", warns(PL + "plugins/precision/apex_amp.py", "ApexMixedPrecisionPlugin")),
+        Check("removed", "2.0.0", binds(PLUGINS, "ApexMixedPrecisionPlugin")),
+        Check("replacement", "1.9.0", binds(PLUGINS, "MixedPrecisionPlugin")),
+    ),
+    ("APX005", "DeepSpeedPrecisionPlugin(amp_type=...)"): (
+        Check("deprecated", "1.9.0", warns(PL + "plugins/precision/deepspeed.py", mentioning="amp_type")),
+        Check("removed", "2.0.0", parameter(PL + "plugins/precision/deepspeed.py", "DeepSpeedPrecisionPlugin", "amp_type")),
+    ),
+    ("APX006", "AMPType"): (
+        Check("deprecated", "1.9.0", warns(PL + "utilities/enums.py", "AMPType")),
+        Check("removed", "2.0.0", binds(PL + "utilities/enums.py", "AMPType")),
+    ),
+    ("APX006", "AMPType re-exports"): (
+        Check("removed", "1.9.0", binds(PL + "utilities/__init__.py", "AMPType")),
+    ),
+    ("APX006", "Trainer.amp_backend read"): (
+        Check("deprecated", "1.9.0", warns(PL + "trainer/trainer.py", "Trainer", "amp_backend")),
+        Check("removed", "2.0.0", member(PL + "trainer/trainer.py", "Trainer", "amp_backend")),
+    ),
+    ("APX006", "_APEX_AVAILABLE"): (
+        Check("removed", "1.9.0", binds(PL + "utilities/__init__.py", "_APEX_AVAILABLE")),
+    ),
+    ("APX006", "_APEX_AVAILABLE of the apex plugin"): (
+        Check("removed", "2.0.0", binds(PL + "plugins/precision/apex_amp.py", "_APEX_AVAILABLE")),
+    ),
+    ("APX007", "`Native*` precision plugins"): (
+        Check("deprecated", "1.9.0", warns(PL + "plugins/precision/native_amp.py", "NativeMixedPrecisionPlugin")),
+        Check("removed", "2.0.0", binds(PLUGINS, "NativeMixedPrecisionPlugin")),
+        Check("replacement", "1.9.0", binds(PLUGINS, "MixedPrecisionPlugin")),
+    ),
+    ("APX007", "FullyShardedNativeNativeMixedPrecisionPlugin"): (
+        Check("removed", "2.0.0", binds(PLUGINS, "FullyShardedNativeNativeMixedPrecisionPlugin")),
+        Check("replacement", "2.0.0", binds(PLUGINS, "FSDPMixedPrecisionPlugin")),
+    ),
+    ("APX007", "FSDPMixedPrecisionPlugin"): (
+        Check("deprecated", "2.1.0", warns(PL + "plugins/precision/fsdp.py", "FSDPMixedPrecisionPlugin")),
+        Check("replacement", "2.1.0", binds(PLUGINS, "FSDPPrecisionPlugin")),
+    ),
+    ("APX007", "`*Plugin` precision classes"): (
+        Check("deprecated", "2.2.0", warns(PL + "_graveyard/precision.py", "_create_class")),
+        Check("replacement", "2.1.1", binds(PLUGINS, "MixedPrecision")),
+    ),
+    ("APX007", "1.x base class precision.mixed.MixedPrecisionPlugin"): (
+        Check("removed", "1.8.0", has_file(PL + "plugins/precision/mixed.py")),
+    ),
+    ("APX008", 'precision=16 and "bf16"'): (
+        Check("deprecated", "2.0.0", text_anywhere("is supported for historical reasons but its usage is discouraged")),
+        Check("replacement", "2.0.0", text_anywhere('"16-mixed"')),
+    ),
+    ("APX008", "precision=32 and 64"): (  # a legacy spelling: only the new one arrives, nothing warns
+        Check("replacement", "2.0.0", text_anywhere('"32-true"')),
+    ),
+    ("APX009", "using_native_amp"): (
+        Check("deprecated", "1.9.0", warns(PL + "loops/optimization/optimizer_loop.py", mentioning="using_native_amp")),
+        Check("removed", "2.0.0", text_anywhere("using_native_amp")),
+    ),
+    ("APX107", "apex.optimizers.FusedAdam"): (
+        Check("replacement", "2.0.0", parameter("torch/optim/adamw.py", "AdamW", "fused")),
+    ),
+    ("APX107", "apex.optimizers.FusedSGD"): (
+        Check("replacement", "2.3.0", parameter("torch/optim/sgd.py", "SGD", "fused")),
+    ),
+    ("APX108", "apex.normalization.FusedRMSNorm"): (
+        Check("replacement", "2.4.0", binds("torch/nn/modules/normalization.py", "RMSNorm")),
+    ),
+    ("APX201", "torch.cuda.amp.autocast"): (
+        Check("deprecated", "2.4.0", warns("torch/cuda/amp/autocast_mode.py", "autocast")),
+        Check("replacement", "1.12.0", has_file("torch/amp/autocast_mode.py")),
+    ),
+    ("APX202", "torch.cpu.amp.autocast"): (
+        Check("deprecated", "2.4.0", warns("torch/cpu/amp/autocast_mode.py", "autocast")),
+        Check("replacement", "1.12.0", has_file("torch/amp/autocast_mode.py")),
+    ),
+    ("APX203", "torch.cuda.amp.GradScaler"): (
+        Check("deprecated", "2.4.0", warns("torch/cuda/amp/grad_scaler.py", "GradScaler", "__init__")),
+        Check("replacement", "2.3.0", binds("torch/amp/__init__.py", "GradScaler")),
+    ),
+    ("APX204", "torch.cuda.amp.custom_fwd / custom_bwd"): (
+        Check("deprecated", "2.4.0", warns("torch/cuda/amp/autocast_mode.py", "custom_fwd")),
+        Check("replacement", "2.4.0", binds("torch/amp/__init__.py", "custom_fwd")),
+    ),
+    ("APX301", "fp16_backend="): (
+        Check("deprecated", "4.13.0", warns_for_value(ARGS, "fp16_backend", _fp16_backend_of_the_example())),
+        Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "fp16_backend")),
+        Check("replacement", "4.13.0", member(ARGS, "TrainingArguments", "half_precision_backend")),
+    ),
+    ("APX302", 'half_precision_backend="apex"'): (
+        Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "half_precision_backend")),
+    ),
+    ("APX303", "fp16_opt_level="): (
+        Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "fp16_opt_level")),
+    ),
+    ("APX304", 'optim="adamw_apex_fused"'): (
+        Check("removed", "5.8.0", member(ARGS, "OptimizerNames", "ADAMW_APEX_FUSED")),
+        Check("replacement", "4.27.0", member(ARGS, "OptimizerNames", "ADAMW_TORCH_FUSED")),
+    ),
+}
+# Timeline versions no wheel can check here, and why.
+CITED_ONLY = {
+    ("APX108", "apex.normalization.FusedLayerNorm"): "torch.nn.LayerNorm came with torch 0.4.0, older than any "
+    "wheel for a Python this runs on; test_layer_norm_predates_the_oldest_wheel checks the oldest one has it",
+}
+
+
+def _release_version(version: str) -> str:
+    return str(Version(version)) if len(version.split(".")) > 2 else f"{version}.0"
+
+
+def _covered(rule) -> set:
+    timeline = rule.timeline
+    return {_release_version(v) for v in (timeline.deprecated_in, timeline.removed_in, timeline.replacement_since) if v}
+
+
+CHECKED = [rule for rule in RULES if (rule.code, rule.title) in CHECKS]
+
+
+def test_every_versioned_rule_is_checked_at_each_of_its_boundaries():
+    for rule in RULES:
+        key = (rule.code, rule.title)
+        if rule.timeline.library == "apex" or key in CITED_ONLY or not _covered(rule):
+            assert key not in CHECKS or not _covered(rule)
+            continue
+        assert {check.version for check in CHECKS.get(key, ())} == _covered(rule), key
+
+
+CASES = [(rule, check) for rule in CHECKED for check in CHECKS[(rule.code, rule.title)]]
+
+
+@pytest.mark.parametrize("rule, check", CASES, ids=[f"{r.code}-{r.title}-{c.kind}-{c.version}" for r, c in CASES])
+def test_boundary(rule, check):
+    dist = DIST[rule.timeline.library]
+    at, before = Release(dist, check.version), Release(dist, PREVIOUS[dist][check.version])
+    starts = check.kind in ("deprecated", "replacement")
+    assert check.probe(at) is starts, f"{check.kind} at {at}"
+    assert check.probe(before) is not starts, f"{check.kind}: {before} is the release before"
+
+
+def test_layer_norm_predates_the_oldest_wheel():
+    assert binds("torch/nn/modules/normalization.py", "LayerNorm")(Release("torch", "1.11.0"))
