@@ -72,3 +72,17 @@ def test_the_console_script_writes_what_the_tests_run(tmp_path: Path):
         for number, rule in enumerate(PYTHON_RULES):
             written = (folder / f"example_{number}.py").read_text(encoding="utf-8")
             assert written == fix_text(rule.before, unsafe=unsafe).text, rule.title
+
+
+def test_old_classes_subclass_the_new_ones_so_isinstance_tells_them_apart():
+    """Why a module that checks isinstance against an old class gets only unsafe call fixes."""
+    import torch
+
+    for old, device in ((torch.cuda.amp.GradScaler, "cuda"), (torch.cpu.amp.GradScaler, "cpu")):
+        assert issubclass(old, torch.amp.GradScaler)
+        assert not isinstance(torch.amp.GradScaler(device, enabled=False), old)
+    assert not isinstance(torch.amp.autocast("cpu"), torch.cpu.amp.autocast)
+    program = "import torch\nscaler = torch.cuda.amp.GradScaler()\nok = isinstance(scaler, torch.cuda.amp.GradScaler)\n"
+    assert fix_text(program).text == program
+    assert run(program).namespace["ok"] is True
+    assert run(fix_text(program, unsafe=True).text).namespace["ok"] is False  # hence unsafe

@@ -38,6 +38,9 @@ class FixContext:
     noqa: Callable[[int, str], bool]  # (line, code) -> suppressed
     bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
     calls: Dict[int, ast.Call]  # id of a callee -> its call
+    # (code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
+    # torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call
+    uncalled: Set[Tuple[str, str]] = field(default_factory=set)
 
     def binding(self, alias: ast.alias):
         return self.bindings.get(id(alias))
@@ -173,8 +176,13 @@ class _Round:
     def context(self, floors: Floors) -> FixContext:
         decorators = {id(d) for n in ast.walk(self.tree) for d in getattr(n, "decorator_list", ())}
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
+        uncalled = {
+            (f.code, f.site.name.rsplit(".", 1)[-1]) for f in self.findings
+            if not isinstance(f.site.node, (ast.alias, ast.ImportFrom)) and id(f.site.node) not in decorators
+            and (f.site.call is None or f.site.call.func is not f.site.node)
+        }
         return FixContext(self.source, self.tree, floors, spell(floors), decorators, self.noqa, bindings,
-                          self.checker.calls)
+                          self.checker.calls, uncalled)
 
 
 def analyse(

@@ -52,6 +52,25 @@ def test_autocast_positional_arguments_become_keywords():
     )
 
 
+def test_calls_are_unsafe_where_the_module_checks_the_old_class():
+    """torch.cuda.amp.GradScaler subclasses torch.amp.GradScaler: a fixed construction would fail
+    an isinstance check of the old class (checked on torch 2.13 by the conformance group)."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+        scaler = torch.cuda.amp.GradScaler()
+        assert isinstance(scaler, torch.cuda.amp.GradScaler)
+        """
+    )
+    check_noop(source)
+    assert 'scaler = torch.amp.GradScaler("cuda")' in fix_text(source, unsafe=True).text
+    check_transformed(  # a check of the new class is no obstacle
+        "import torch\ns = torch.cuda.amp.GradScaler()\nok = isinstance(s, torch.amp.GradScaler)\n",
+        'import torch\ns = torch.amp.GradScaler("cuda")\nok = isinstance(s, torch.amp.GradScaler)\n',
+    )
+
+
 def test_imported_names_are_rewritten_and_their_import_removed():
     check_transformed(
         """\

@@ -104,7 +104,10 @@ def fix_reference(ctx, finding) -> Optional[Plan]:
         edits = [replace(ctx.source, site.node, f'{callee}(device_type="cuda")')]
     else:
         return None  # a bare reference: isinstance, subclassing, later positional calls differ
-    return torch_plan(site, edits, Grade.SAFE)
+    # the old classes subclass the new ones: an instance of the new class fails an isinstance
+    # check (or an except clause) that names the old one, which this module does
+    identity_checked = call is not None and (finding.code, name) in ctx.uncalled
+    return torch_plan(site, edits, Grade.UNSAFE if identity_checked else Grade.SAFE)
 
 
 _FALLBACK_DOC = (
@@ -171,7 +174,9 @@ RULES = [
         subject="{name}",
         advice=grad_scaler_advice,
         fix=Fix(Grade.SAFE, "torch.amp.GradScaler only prepends the device to the same parameters; bare "
-                "references (isinstance, subclasses) are left to a person"),
+                "references (isinstance, subclasses) are left to a person, and where the module has one, its "
+                "calls are fixed only as unsafe: the old class subclasses the new one, so an instance of the new "
+                "class fails `isinstance(s, torch.cuda.amp.GradScaler)`"),
         doc=("`torch.cuda.amp.GradScaler` and `torch.cpu.amp.GradScaler` emit a FutureWarning "
              "since torch 2.4 (not 2.3: 2.3 added `torch.amp.GradScaler` and kept the old name "
              "silent). " + _FALLBACK_DOC),
