@@ -190,3 +190,15 @@ def test_boundary(rule, check):
 
 def test_layer_norm_predates_the_oldest_wheel():
     assert binds("torch/nn/modules/normalization.py", "LayerNorm")(Release("torch", "1.11.0"))
+
+
+def test_adamw_apex_fused_and_adamw_torch_fused_get_the_same_arguments():
+    """APX304's fix is safe: in the last release with both (5.7.0), transformers builds apex's
+    FusedAdam (AdamW unless adam_w_mode=False) and torch's fused AdamW from the same kwargs."""
+    tree = ast.parse(Release("transformers", "5.7.0").source("transformers/trainer_optimizer.py"))
+    returned = {}
+    for function in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        for node in ast.walk(function):
+            if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
+                returned[function.name] = ast.unparse(node.value.elts[1])
+    assert returned["_get_adamw_apex_fused"] == returned["_get_adamw_torch"] == "ctx.optimizer_kwargs"
