@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import types
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, List, Optional
 
 from wheels import Release
 
@@ -109,29 +109,42 @@ def member(path: str, owner: str, name: str) -> Probe:
     return probe
 
 
-def warns(path: str, *names: str, mentioning: str = "") -> Probe:
+class warns:
     """The class, function or method `names` (empty: anywhere in the module) announces a
-    deprecation, with `mentioning` in the call's text if given."""
-    def probe(release: Release) -> bool:
-        tree = _tree(release, path)
-        node = (_definition(tree, *names) if names else tree) if tree else None
-        return node is not None and any(mentioning in _strings(call) for call in _deprecations(node))
-    return probe
+    deprecation, with `mentioning` in the call's text if given. `messages` gives the texts,
+    whose versions ("deprecated in v1.9.0", "removed in version 5") must agree with the rule."""
+
+    def __init__(self, path: str, *names: str, mentioning: str = ""):
+        self.path, self.names, self.mentioning = path, names, mentioning
+
+    def messages(self, release: Release) -> List[str]:
+        tree = _tree(release, self.path)
+        node = (_definition(tree, *self.names) if self.names else tree) if tree else None
+        texts = [_strings(call) for call in _deprecations(node)] if node is not None else []
+        return [text for text in texts if self.mentioning in text]
+
+    def __call__(self, release: Release) -> bool:
+        return bool(self.messages(release))
 
 
-def warns_for_value(path: str, field: str, value: object) -> Probe:
+class warns_for_value(warns):
     """A deprecation warning that mentions `field` is raised for `self.<field> = value`: the
     `if` that guards it, evaluated with that value (transformers' `fp16_backend != "auto"`)."""
-    def probe(release: Release) -> bool:
-        tree = _tree(release, path)
-        if tree is None:
-            return False
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and any(field in _strings(c) for s in node.body for c in _deprecations(s)):
-                condition = compile(ast.Expression(node.test), path, "eval")
-                return bool(eval(condition, {}, {"self": types.SimpleNamespace(**{field: value})}))
-        return False
-    return probe
+
+    def __init__(self, path: str, field: str, value: object):
+        super().__init__(path, mentioning=field)
+        self.field, self.value = field, value
+
+    def messages(self, release: Release) -> List[str]:
+        tree = _tree(release, self.path)
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.If):
+                texts = [_strings(c) for s in node.body for c in _deprecations(s) if self.field in _strings(c)]
+                if texts:
+                    condition = compile(ast.Expression(node.test), self.path, "eval")
+                    self_ = types.SimpleNamespace(**{self.field: self.value})
+                    return texts if eval(condition, {}, {"self": self_}) else []
+        return []
 
 
 def text_anywhere(text: str) -> Probe:

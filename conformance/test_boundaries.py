@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Dict, Tuple
+import re
+from typing import Dict, Optional, Tuple
 
 import pytest
 from packaging.version import Version
@@ -33,6 +34,7 @@ class Check:
     #            "replacement": it (the new spelling) starts
     version: str
     probe: Probe
+    announced: Optional[str] = None  # the removal a warning announced, where the library changed its plan
 
 
 def _fp16_backend_of_the_example() -> object:
@@ -47,7 +49,8 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
         Check("removed", "2.0.0", parameter(PL + "trainer/trainer.py", "Trainer", "amp_backend")),
     ),
     ("APX003", "amp_level="): (
-        Check("deprecated", "1.8.0", warns(PL + "trainer/connectors/accelerator_connector.py", mentioning="amp_level")),
+        Check("deprecated", "1.8.0", warns(PL + "trainer/connectors/accelerator_connector.py", mentioning="amp_level"),
+              announced="1.10.0"),  # 1.9 re-announced it for 2.0, which removed it
         Check("removed", "2.0.0", parameter(PL + "trainer/trainer.py", "Trainer", "amp_level")),
     ),
     ("APX004", "ApexMixedPrecisionPlugin"): (
@@ -186,6 +189,21 @@ def test_boundary(rule, check):
     starts = check.kind in ("deprecated", "replacement")
     assert check.probe(at) is starts, f"{check.kind} at {at}"
     assert check.probe(before) is not starts, f"{check.kind}: {before} is the release before"
+    if check.kind == "deprecated" and isinstance(check.probe, warns):
+        assert_versions_named_agree(rule, check, check.probe.messages(at))
+
+
+def assert_versions_named_agree(rule, check: Check, messages) -> None:
+    """The versions a warning names ("deprecated in v1.9.0 and will be removed in v2.0.0", "in
+    version 5") are the rule's."""
+    timeline = rule.timeline
+    for text in messages:
+        for named in re.findall(r"(?:deprecated|renamed) in v(\d+\.\d+\.\d+)", text):
+            assert named == _release_version(timeline.deprecated_in), text
+        for named in re.findall(r"removed in v(\d+\.\d+\.\d+)", text):
+            assert named == (check.announced or _release_version(timeline.removed_in)), text
+        for named in re.findall(r"removed in version (\d+)", text):
+            assert int(named) == Version(timeline.removed_in).major, text
 
 
 def test_layer_norm_predates_the_oldest_wheel():
