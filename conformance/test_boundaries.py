@@ -12,6 +12,7 @@ import pytest
 from packaging.version import Version
 
 from flake8_no_apex.rules import RULES
+from flake8_no_apex.spellings import SPELLINGS
 from probes import Probe, binds, has_file, member, parameter, text_anywhere, warns, warns_for_value
 from wheels import Release
 
@@ -20,7 +21,7 @@ PREVIOUS = {
     "pytorch-lightning": {"1.8.0": "1.7.7", "1.9.0": "1.8.6", "2.0.0": "1.9.5", "2.1.0": "2.0.9",
                           "2.1.1": "2.1.0", "2.2.0": "2.1.4"},
     "transformers": {"4.13.0": "4.12.5", "4.27.0": "4.26.1", "5.0.0": "4.57.6", "5.8.0": "5.7.0"},
-    "torch": {"1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.3.0": "2.2.2", "2.4.0": "2.3.1"},
+    "torch": {"1.10.0": "1.9.0", "1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.3.0": "2.2.2", "2.4.0": "2.3.1"},
 }
 DIST = {"lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
 PL = "pytorch_lightning/"
@@ -220,3 +221,47 @@ def test_adamw_apex_fused_and_adamw_torch_fused_get_the_same_arguments():
             if isinstance(node, ast.Return) and isinstance(node.value, ast.Tuple):
                 returned[function.name] = ast.unparse(node.value.elts[1])
     assert returned["_get_adamw_apex_fused"] == returned["_get_adamw_torch"] == "ctx.optimizer_kwargs"
+
+
+def _spelled_api(library: str, text: str) -> Optional[Probe]:
+    """What must exist for an advice spelling: a torch function or class, a Lightning class, or a
+    precision value; None for a value every release accepts (an int, a strategy name)."""
+    if text.startswith('"'):
+        return text_anywhere(text)
+    head = _head(text)
+    if library == "torch":
+        *module, name = head.split(".")
+        return binds("/".join(module) + "/__init__.py", name)
+    if head[0].isupper():
+        return binds(PLUGINS, head)
+    return None
+
+
+def _head(text: str) -> str:
+    """The name a spelling calls or is: `torch.amp.GradScaler` of `torch.amp.GradScaler("cuda")`."""
+    return re.match(r"[\w.]*", text).group()
+
+
+STEPS = [(name, since, text, following, previous)
+         for name, (library, steps) in SPELLINGS.items()
+         for (since, text), following, previous in zip(steps, [*(s for s, _ in steps[1:]), None],
+                                                       [None, *(t for _, t in steps[:-1])])]
+
+
+@pytest.mark.parametrize("name, since, text, following, previous", STEPS,
+                         ids=[f"{step[0]}-{step[1] or 'oldest'}" for step in STEPS])
+def test_advice_spelled_for_a_release_exists_in_it(name, since, text, following, previous):
+    """Advice for a project whose oldest release is `since` names what that release has (and,
+    for an API that arrived then, the release before lacks); the oldest spelling is checked in
+    the release before the next one."""
+    library = SPELLINGS[name][0]
+    dist = DIST[library]
+    probe = _spelled_api(library, text)
+    if probe is None:
+        return
+    at = Release(dist, _release_version(since) if since else PREVIOUS[dist][_release_version(following)])
+    assert probe(at), f"{text} in {at}"
+    renamed = previous is not None and _head(previous) != _head(text)  # not only new arguments
+    if since and renamed and (library == "torch" or text[0].isupper()):
+        before = Release(dist, PREVIOUS[dist][_release_version(since)])
+        assert not probe(before), f"{text} already in {before}: the spelling could start earlier"

@@ -17,7 +17,7 @@ from typing import Optional
 
 CACHE = Path(os.environ.get("FLAKE8_NO_APEX_CACHE", Path.home() / ".cache" / "flake8-no-apex")) / "wheels"
 # torch: a small wheel with the same Python sources (see the module docstring)
-PLATFORM = {"torch": ["--only-binary=:all:", "--platform", "macosx_11_0_arm64", "--python-version", "3.10"]}
+PLATFORM = {"torch": ["--only-binary=:all:", "--platform", "macosx_11_0_arm64", "--python-version", "3.9"]}
 
 
 def _wheel_name(dist: str) -> str:
