@@ -26,6 +26,8 @@ PREVIOUS = {
 DIST = {"lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
 PL = "pytorch_lightning/"
 PLUGINS = PL + "plugins/__init__.py"
+CONNECTOR = PL + "trainer/connectors/accelerator_connector.py"
+DEEPSPEED = PL + "plugins/precision/deepspeed.py"
 ARGS = "transformers/training_args.py"
 
 
@@ -46,11 +48,11 @@ def _fp16_backend_of_the_example() -> object:
 
 CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ("APX002", "Trainer(amp_backend=...)"): (
-        Check("deprecated", "1.9.0", warns(PL + "trainer/connectors/accelerator_connector.py", mentioning="amp_backend")),
+        Check("deprecated", "1.9.0", warns(CONNECTOR, mentioning="amp_backend")),
         Check("removed", "2.0.0", parameter(PL + "trainer/trainer.py", "Trainer", "amp_backend")),
     ),
     ("APX003", "amp_level="): (
-        Check("deprecated", "1.8.0", warns(PL + "trainer/connectors/accelerator_connector.py", mentioning="amp_level"),
+        Check("deprecated", "1.8.0", warns(CONNECTOR, mentioning="amp_level"),
               announced="1.10.0"),  # 1.9 re-announced it for 2.0, which removed it
         Check("removed", "2.0.0", parameter(PL + "trainer/trainer.py", "Trainer", "amp_level")),
     ),
@@ -60,8 +62,8 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
         Check("replacement", "1.9.0", binds(PLUGINS, "MixedPrecisionPlugin")),
     ),
     ("APX005", "DeepSpeedPrecisionPlugin(amp_type=...)"): (
-        Check("deprecated", "1.9.0", warns(PL + "plugins/precision/deepspeed.py", mentioning="amp_type")),
-        Check("removed", "2.0.0", parameter(PL + "plugins/precision/deepspeed.py", "DeepSpeedPrecisionPlugin", "amp_type")),
+        Check("deprecated", "1.9.0", warns(DEEPSPEED, mentioning="amp_type")),
+        Check("removed", "2.0.0", parameter(DEEPSPEED, "DeepSpeedPrecisionPlugin", "amp_type")),
     ),
     ("APX006", "AMPType"): (
         Check("deprecated", "1.9.0", warns(PL + "utilities/enums.py", "AMPType")),

@@ -15,6 +15,7 @@ from runtime import run
 from scenarios import EXTRA_PROGRAMS, SCENARIOS
 from test_examples import deprecation_warnings
 
+
 def _fixes_rule(rule, unsafe: bool) -> bool:
     """Whether the fix (at this grade, and not already at the safe one) removes the rule's findings."""
     result = fix_text(rule.before, unsafe=unsafe)
@@ -78,10 +79,11 @@ def test_old_classes_subclass_the_new_ones_so_isinstance_tells_them_apart():
     """Why a module that checks isinstance against an old class gets only unsafe call fixes."""
     import torch
 
-    for old, device in ((torch.cuda.amp.GradScaler, "cuda"), (torch.cpu.amp.GradScaler, "cpu")):
+    old_classes = ((torch.cuda.amp.GradScaler, "cuda"), (torch.cpu.amp.GradScaler, "cpu"))  # noqa: APX203
+    for old, device in old_classes:
         assert issubclass(old, torch.amp.GradScaler)
         assert not isinstance(torch.amp.GradScaler(device, enabled=False), old)
-    assert not isinstance(torch.amp.autocast("cpu"), torch.cpu.amp.autocast)
+    assert not isinstance(torch.amp.autocast("cpu"), torch.cpu.amp.autocast)  # noqa: APX202
     program = "import torch\nscaler = torch.cuda.amp.GradScaler()\nok = isinstance(scaler, torch.cuda.amp.GradScaler)\n"
     assert fix_text(program).text == program
     assert run(program).namespace["ok"] is True

@@ -69,7 +69,8 @@ def calls_in_module(text: str) -> Iterator[Tuple[str, ast.Call]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                root = alias.name.split(".")[0]
+                names[alias.asname or root] = alias.name if alias.asname else root
         elif isinstance(node, ast.ImportFrom) and node.module:
             for alias in node.names:
                 names[alias.asname or alias.name] = f"{node.module}.{alias.name}"

@@ -347,7 +347,8 @@ def test_fsdp_mixed_precision_plugin_is_named_for_the_target():
     assert messages(source, floors={"lightning": Version("2.1.0")})[0].endswith(
         "use FSDPPrecisionPlugin without the device argument")
     assert codes(source, floors={"lightning": Version("2.0.9")}) == []
-    old = "from pytorch_lightning.plugins.precision.fsdp_native_native_amp import FullyShardedNativeNativeMixedPrecisionPlugin\n"
+    old = ("from pytorch_lightning.plugins.precision.fsdp_native_native_amp import "
+           "FullyShardedNativeNativeMixedPrecisionPlugin\n")
     assert messages(old, floors={"lightning": Version("2.0")})[0].endswith("use FSDPMixedPrecisionPlugin")
 
 

@@ -263,7 +263,9 @@ def test_fsdp_renames_drop_the_device_fsdp_precision_does_not_take():
     check_transformed(
         """\
         from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin
-        from pytorch_lightning.plugins.precision.fsdp_native_native_amp import FullyShardedNativeNativeMixedPrecisionPlugin
+        from pytorch_lightning.plugins.precision.fsdp_native_native_amp import (
+            FullyShardedNativeNativeMixedPrecisionPlugin,
+        )
 
         a = FSDPMixedPrecisionPlugin("16-mixed", "cuda")
         b = FSDPMixedPrecisionPlugin(precision="bf16-mixed", device=device)
@@ -271,7 +273,9 @@ def test_fsdp_renames_drop_the_device_fsdp_precision_does_not_take():
         """,
         """\
         from lightning.pytorch.plugins import FSDPPrecision
-        from pytorch_lightning.plugins import FSDPPrecision
+        from pytorch_lightning.plugins import (
+            FSDPPrecision,
+        )
 
         a = FSDPPrecision("16-mixed")
         b = FSDPPrecision(precision="bf16-mixed")

@@ -348,7 +348,8 @@ RULES = [
         doc=("`apex.optimizers.FusedAdam` is maintained, but torch has fused Adam since 1.13 and fused "
              "AdamW since 2.0. " + _MAINTAINED_DOC.format(code="APX107")),
         before="from apex.optimizers import FusedAdam\n\noptimizer = FusedAdam(model.parameters(), lr=1e-3)\n",
-        after="import torch\n\noptimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=True)\n",
+        after=("import torch\n\n"
+               "optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=True)\n"),
         valid=("class FusedAdam:\n    pass\n\nopt = FusedAdam()\n",),
         default_off=True,
         fixer=fix_native_call,

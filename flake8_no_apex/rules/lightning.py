@@ -436,7 +436,8 @@ RULES = [
         match=(Symbols("lightning", {"FullyShardedNativeNativeMixedPrecisionPlugin": "{fsdp_precision}"}),),
         timeline=Timeline("lightning", None, removed_in="2.0.0", replacement_since="2.0.0", source="PL-10"),
         subject="{name}",
-        advice=ByFloor("lightning", ((None, "use {replacement}"), ("2.1.0", "use {replacement} without the device argument"))),
+        advice=ByFloor("lightning", ((None, "use {replacement}"),
+                                     ("2.1.0", "use {replacement} without the device argument"))),
         fix=Fix(Grade.SAFE, "a rename to the class that replaced it; the device argument, which "
                 "FSDPPrecision (2.1.1) and FSDPPrecisionPlugin (2.1.0) do not take, is dropped when it is "
                 "a constant or a name, and a literal precision is converted to the 2.0 spelling"),
