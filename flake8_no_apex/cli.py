@@ -159,12 +159,21 @@ def check_file(path: Path, settings: Settings) -> List[report.Reported]:
     ]
 
 
+def _internal_error(path: Path, action: str, error: BaseException) -> str:
+    """One line for a bug (or a panic inside a native library) met on one file."""
+    return f"{path}: {action}, internal error ({type(error).__name__}: {error}); please report it"
+
+
 def _check_one(job: Tuple[Path, Settings]) -> Tuple[List[report.Reported], Optional[str]]:
     path, settings = job
     try:
         return check_file(path, settings), None
     except InputError as error:
         return [], str(error)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # the file's error, not the run's: the other files go on
+        return [], _internal_error(path, "not checked", error)
 
 
 def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
@@ -259,6 +268,11 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         except InputError as error:
             summary.errors.append(str(error))
             print(f"flake8-no-apex: {error}", file=err)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # the file's error, not the run's: the other files go on
+            summary.errors.append(_internal_error(path, "not fixed", error))
+            print(f"flake8-no-apex: {summary.errors[-1]}", file=err)
     for recipe in summary.recipes:
         print(recipe, file=report_to)
     line = (f"{_plural(summary.files, 'file', 'files')} {'would be fixed' if args.diff else 'fixed'} "

@@ -2,7 +2,8 @@
 
 Fixers compute minimal edits from the resolver's nodes (rename a callee, insert an argument,
 drop a keyword with its comma, rewrite an import); ast-grep-py's concrete syntax tree supplies
-what Python's ast leaves out (commas, parentheses, comments) and applies the edits.
+what Python's ast leaves out (commas, parentheses, comments). Edits are character offsets,
+applied in one pass.
 """
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ class Source:
     newline: str = field(init=False)
     _starts: List[int] = field(init=False, repr=False)
     _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
-    _by_kind: Dict[str, List[SgNode]] = field(default_factory=dict, init=False, repr=False)
+    _by_kind: Dict[str, Dict[Tuple[int, int], SgNode]] = field(default_factory=dict, init=False, repr=False)
+    _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         breaks = list(_NEWLINE.finditer(self.text))
@@ -101,30 +103,53 @@ class Source:
             self._tree = SgRoot(self.text, "python").root()
         return self._tree
 
+    def _nodes(self, kind: str) -> Dict[Tuple[int, int], SgNode]:
+        """The concrete nodes of a kind by (start, end), found once per kind (a lookup per fix
+        would make fixing a file quadratic in its fixes)."""
+        if kind not in self._by_kind:
+            nodes = self._by_kind[kind] = {}
+            for candidate in self.tree.find_all(kind=kind):
+                where = candidate.range()
+                nodes.setdefault((where.start.index, where.end.index), candidate)
+        return self._by_kind[kind]
+
     def cst(self, node: ast.AST, kind: str) -> Optional[SgNode]:
         """The concrete node of `kind` spanning exactly the ast node."""
-        start, end = self.span(node)
-        if kind not in self._by_kind:
-            self._by_kind[kind] = self.tree.find_all(kind=kind)
-        for candidate in self._by_kind[kind]:
-            where = candidate.range()
-            if where.start.index == start and where.end.index == end:
-                return candidate
-        return None
+        return self._nodes(kind).get(self.span(node))
 
     def cst_starting(self, node: ast.AST, kind: str) -> Optional[SgNode]:
         """The concrete node of `kind` that starts where the ast node does."""
         start = self.span(node)[0]
-        return next((c for c in self.tree.find_all(kind=kind) if c.range().start.index == start), None)
+        return next((c for (first, _), c in sorted(self._nodes(kind).items()) if first == start), None)
 
-    def apply(self, edits: List[TextEdit]) -> str:
-        """The text with non-overlapping, sorted edits applied by ast-grep."""
-        sg_edits = []
-        for edit in edits:
-            sg_edit = self.tree.replace("")
-            sg_edit.start_pos, sg_edit.end_pos, sg_edit.inserted_text = edit.start, edit.end, edit.text
-            sg_edits.append(sg_edit)
-        return self.tree.commit_edits(sg_edits)
+    def requote(self, edit: TextEdit) -> TextEdit:
+        """An edit inside an f-string uses the other quote: before Python 3.12 an f-string's
+        expressions cannot contain its own quote character."""
+        if self._fstrings is None:
+            self._fstrings = []
+            for node in ast.walk(ast.parse(self.text)):
+                if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None):
+                    start, end = self.span(node)
+                    quote = self.text[start:end].lstrip("rRfFbBuU")[:1]
+                    self._fstrings.append((start, end, quote))
+        inside = [quote for start, end, quote in self._fstrings if start < edit.start and edit.end < end]
+        if not inside or inside[-1] not in edit.text:
+            return edit
+        other = "'" if inside[-1] == '"' else '"'
+        return edit if other in edit.text else TextEdit(edit.start, edit.end, edit.text.replace(inside[-1], other))
+
+    def apply(self, edits: Iterable[TextEdit]) -> str:
+        """The text with non-overlapping edits applied, in one pass. (ast-grep's commit_edits
+        measures offsets from the first token, so an edit before it, such as an import at the
+        top of a file that starts with a blank line, panicked inside it.)"""
+        parts, position = [], 0
+        for edit in sorted(edits):
+            if not position <= edit.start <= edit.end <= len(self.text):
+                raise ValueError(f"overlapping or out-of-range edit {edit}")
+            parts += [self.text[position:edit.start], edit.text]
+            position = edit.end
+        parts.append(self.text[position:])
+        return "".join(parts)
 
 
 # --- common edits ---------------------------------------------------------------------------
@@ -170,6 +195,9 @@ def _remove_listed(source: Source, element: SgNode) -> TextEdit:
             end += 1
     elif before is not None and before.kind() == ",":
         start = before.range().start.index
+    if end == len(source.text) or source.text[end] in "\r\n":  # the line now ends where the element was:
+        while start > 0 and source.text[start - 1] in " \t":  # no blanks left at its end
+            start -= 1
     return _whole_lines(source, TextEdit(start, end, ""))
 
 

@@ -8,6 +8,9 @@ unused. The result of every round must parse, or the module is left as it was.
 from __future__ import annotations
 
 import ast
+import bisect
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
@@ -15,7 +18,7 @@ from flake8.defaults import NOQA_INLINE_REGEXP
 from flake8.utils import parse_comma_separated_list
 
 from .checker import Checker, Finding
-from .edits import Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement
+from .edits import Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement, replace
 from .spellings import spell
 from .table import Floors, Grade
 
@@ -41,6 +44,8 @@ class FixContext:
     # (code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
     # torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call
     uncalled: Set[Tuple[str, str]] = field(default_factory=set)
+    named_in_strings: Set[str] = field(default_factory=set)  # `__all__` entries, string annotations
+    bound: Set[str] = field(default_factory=set)  # every name the module binds, in any scope
 
     def binding(self, alias: ast.alias):
         return self.bindings.get(id(alias))
@@ -67,6 +72,13 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
     return suppressed
 
 
+def _plan(ctx: FixContext, finding: Finding) -> Optional[Plan]:
+    """The rule's fix for a finding, unless the name it goes through has a fallback binding."""
+    if finding.rule.fixer is None or getattr(finding.site.binding, "probed", False):
+        return None
+    return finding.rule.fixer(ctx, finding)
+
+
 def _overlaps(a: TextEdit, b: TextEdit) -> bool:
     if a == b:
         return False
@@ -74,16 +86,29 @@ def _overlaps(a: TextEdit, b: TextEdit) -> bool:
 
 
 def _choose(plans: List[Tuple[Plan, List[Finding]]]) -> Tuple[List[TextEdit], List[Tuple[Plan, List[Finding]]]]:
-    """The plans whose edits fit together; the others wait for the next round."""
+    """The plans whose edits fit together; the others wait for the next round. The accepted
+    edits are kept sorted, so each new one is compared with its neighbours only."""
     accepted: List[TextEdit] = []
     chosen = []
     for candidate in sorted(plans, key=lambda p: p[0].edits):
-        edits = candidate[0].edits
-        if any(_overlaps(new, old) for new in edits for old in accepted):
+        edits = [e for e in candidate[0].edits if not _accepted(accepted, e)]
+        if any(_collides(accepted, edit) for edit in edits):
             continue
-        accepted += [e for e in edits if e not in accepted]
+        for edit in edits:
+            bisect.insort(accepted, edit)
         chosen.append(candidate)
-    return sorted(accepted), chosen
+    return accepted, chosen
+
+
+def _accepted(accepted: List[TextEdit], edit: TextEdit) -> bool:
+    at = bisect.bisect_left(accepted, edit)
+    return at < len(accepted) and accepted[at] == edit
+
+
+def _collides(accepted: List[TextEdit], edit: TextEdit) -> bool:
+    """Whether an edit overlaps an accepted one (sorted, non-overlapping: only neighbours can)."""
+    at = bisect.bisect_left(accepted, edit)
+    return any(_overlaps(edit, accepted[i]) for i in (at - 1, at) if 0 <= i < len(accepted))
 
 
 def _in_try(tree: ast.Module) -> Set[int]:
@@ -95,19 +120,103 @@ def _in_try(tree: ast.Module) -> Set[int]:
     return inside
 
 
-def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str]) -> List[Plan]:
-    """Remove the imports whose every use a fix rewrote. An import that was unused to begin
-    with may be a re-export, and one inside `try:` a probe: both stay."""
+ImportKey = Tuple[str, Optional[str], int, str, Optional[str], int]
+
+
+def _import_keys(checker: Checker) -> List[Tuple[ImportKey, ast.alias, ast.stmt, object]]:
+    """Each imported name with a key that survives edits elsewhere: the statement's kind,
+    module and level, the name and alias, and its ordinal among identical imports."""
+    seen: Counter = Counter()
+    keyed = []
+    for alias, statement, binding in checker.imports:
+        base = (type(statement).__name__, getattr(statement, "module", None), getattr(statement, "level", 0) or 0,
+                alias.name, alias.asname)
+        keyed.append(((*base, seen[base]), alias, statement, binding))
+        seen[base] += 1
+    return keyed
+
+
+def used_imports(checker: Checker) -> Set[ImportKey]:
+    """The imports a module reads: only these may go once fixes rewrote their last use."""
+    return {key for key, _, _, binding in _import_keys(checker) if binding.uses}
+
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _named_in_strings(tree: ast.Module) -> Set[str]:
+    """Names a module uses through strings: `__all__` entries and string annotations."""
+    strings: List[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            strings.append(node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            strings += [a.annotation for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                               arguments.vararg, arguments.kwarg] if a is not None and a.annotation]
+            strings += [node.returns] if node.returns else []
+        elif isinstance(node, ast.AnnAssign):
+            strings.append(node.annotation)
+    return {word for expression in strings if expression is not None for constant in ast.walk(expression)
+            if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
+            for word in _WORD.findall(constant.value)}
+
+
+def _bound_names(tree: ast.Module) -> Set[str]:
+    names: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
+    """id of each statement -> the block (body, else, finally) it is in."""
+    blocks: Dict[int, List[ast.stmt]] = {}
+    for node in ast.walk(tree):
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(node, field_name, None)
+            if isinstance(block, list):
+                blocks.update((id(statement), block) for statement in block if isinstance(statement, ast.stmt))
+    return blocks
+
+
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[ImportKey]) -> List[Plan]:
+    """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
+    be a re-export; one inside `try:` is a probe; `import a.b` also loads `a.b` for other code;
+    one named in `__all__` or a string annotation is still used: all of these stay. A block
+    whose every statement goes keeps a `pass`."""
     guarded = _in_try(ctx.tree)
-    removable = {
-        id(alias): (alias, statement)
-        for alias, statement, binding in checker.imports
-        if not binding.uses and id(statement) not in guarded and (alias.asname or alias.name.split(".")[0]) in released
-    }
+    named = _named_in_strings(ctx.tree)
+    removable = {}
+    for key, alias, statement, binding in _import_keys(checker):
+        name = alias.asname or alias.name.split(".")[0]
+        if binding.uses or key not in used_before or name not in released or name in named:
+            continue
+        if id(statement) in guarded or (isinstance(statement, ast.Import) and "." in alias.name and not alias.asname):
+            continue
+        removable[id(alias)] = (alias, statement)
+    whole = {id(s): s for _, s in removable.values() if all(id(other) in removable for other in s.names)}
+    blocks = _blocks(ctx.tree)
+    kept_as_pass = set()
+    for statement in whole.values():
+        block = blocks.get(id(statement), [])
+        if block and all(id(other) in whole for other in block) and not kept_as_pass & {id(s) for s in block}:
+            kept_as_pass.add(id(statement))
     plans = []
     for alias, statement in removable.values():
-        if all(id(other) in removable for other in statement.names):
-            edit: Optional[TextEdit] = remove_statement(ctx.source, statement)
+        if id(statement) in kept_as_pass:
+            edit: Optional[TextEdit] = replace(ctx.source, statement, "pass")
+        elif id(statement) in whole:
+            edit = remove_statement(ctx.source, statement)
         else:
             edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name")
         if edit is not None:
@@ -182,7 +291,7 @@ class _Round:
             and (f.site.call is None or f.site.call.func is not f.site.node)
         }
         return FixContext(self.source, self.tree, floors, spell(floors), decorators, self.noqa, bindings,
-                          self.checker.calls, uncalled)
+                          self.checker.calls, uncalled, _named_in_strings(self.tree), _bound_names(self.tree))
 
 
 def analyse(
@@ -195,10 +304,12 @@ def analyse(
     ctx = now.context(floors)
     planned = []
     for finding in now.findings:
-        fixed = finding.rule.fixer(ctx, finding) if finding.rule.fixer else None
+        fixed = _plan(ctx, finding)
         if fixed is not None and fixed.imports:
             edits = _with_imports(ctx, now.checker, list(fixed.edits), set(fixed.imports))
             fixed = Plan(tuple(edits), fixed.grade, fixed.imports, fixed.releases)
+        if fixed is not None:
+            fixed = Plan(tuple(now.source.requote(e) for e in fixed.edits), fixed.grade, fixed.imports, fixed.releases)
         planned.append((finding, fixed))
     return now.source, planned
 
@@ -215,28 +326,32 @@ def fix_text(
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
     result = FixResult(text)
     released: Set[str] = set()
+    used_before: Optional[Set[ImportKey]] = None
     for _ in range(_MAX_ROUNDS):
         now = _Round.of(result.text, floors, selected)
         ctx = now.context(floors)
+        if used_before is None:
+            used_before = used_imports(now.checker)
         by_plan: Dict[Plan, List[Finding]] = {}
         result.unsafe = 0
         for finding in now.findings:
-            fixed = finding.rule.fixer(ctx, finding) if finding.rule.fixer else None
+            fixed = _plan(ctx, finding)
             if fixed is not None and fixed.grade in grades:
                 by_plan.setdefault(fixed, []).append(finding)
             elif fixed is not None and fixed.grade is Grade.UNSAFE:
                 result.unsafe += 1
-        for cleanup in _unused_imports(ctx, now.checker, released):
+        for cleanup in _unused_imports(ctx, now.checker, released, used_before):
             by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:
             break
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
-        new_text = now.source.apply(edits)
-        try:
-            ast.parse(new_text)
-        except SyntaxError as error:
-            raise FixError(f"the fixed code would not parse ({error.msg}, line {error.lineno})") from None
+        new_text = now.source.apply(now.source.requote(e) for e in edits)
+        try:  # compile, not only parse: `f(x=1, x=2)` parses
+            compile(new_text, "<fixed>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as error:
+            raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
+                           f"line {getattr(error, 'lineno', '?')})") from None
         for chosen_plan, fixed_findings in chosen:
             result.fixed += fixed_findings
             released |= chosen_plan.releases

@@ -34,13 +34,26 @@ class Binding:
     An import's binding keeps its statement and the Name nodes that read it, so a fix can
     rename every use, or remove the import once nothing reads it."""
 
-    __slots__ = ("qualname", "subclass_of", "statement", "uses")
+    __slots__ = ("qualname", "subclass_of", "statement", "uses", "guarded", "probed")
 
-    def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None, statement=None):
+    def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None, statement=None,
+                 guarded: bool = False):
         self.qualname = qualname
         self.subclass_of = subclass_of  # a local class: the library class it derives from
         self.statement = statement  # the import that created it
         self.uses: List[ast.Name] = []
+        # made on some paths only (under an `if`, in a loop, an except handler): code that a
+        # fix writes may not rely on it
+        self.guarded = guarded
+        # made in a `try:` whose handler binds the name to a fallback: what the name means
+        # depends on the installed library, so uses are reported but never rewritten
+        self.probed = False
+
+    def bound_before(self, line: int, col: int) -> bool:
+        """Whether an import binding has surely run before code at (line, col) runs."""
+        if self.statement is None:
+            return True
+        return not self.guarded and (self.statement.lineno, self.statement.col_offset) < (line, col)
 
 
 UNKNOWN = Binding()
@@ -120,13 +133,14 @@ class ScopeVisitor(ast.NodeVisitor):
         self.scopes: List[Scope] = [Scope("module")]
         self._deferred: List[tuple] = []
         self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
+        self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
 
     # --- entry point ------------------------------------------------------------------
     def run(self, tree: ast.AST) -> None:
         self.visit(tree)
         while self._deferred:
             scopes, fn = self._deferred.pop(0)
-            saved, self.scopes = self.scopes, scopes
+            saved, self.scopes, self.guarded = self.scopes, scopes, 0
             for stmt in fn.body:
                 self.visit(stmt)
             self.scopes = saved
@@ -150,14 +164,17 @@ class ScopeVisitor(ast.NodeVisitor):
         """Whether `from module import *` binds `name` as far as the rules care."""
         return False
 
-    def name_for(self, qualname: str) -> Optional[str]:
-        """A name that refers to the module `qualname` here: '' when none does and the
-        module's own name is free to import, None when that name means something else."""
+    def name_for(self, qualname: str, at: tuple) -> Optional[str]:
+        """A name that refers to the module `qualname` at (line, col), bound by an import that
+        has surely run by then: '' when none is and the module's own name is free to import
+        (an `import` at the top is then added), None when that name means something else."""
         binding = self.lookup(qualname)
         if binding is not None:
-            return qualname if binding.qualname == qualname else None
+            if binding.qualname != qualname:
+                return None
+            return qualname if binding.bound_before(*at) else ""
         for name, binding in self.scopes[0].items():
-            if binding.qualname == qualname and self.lookup(name) is binding:
+            if binding.qualname == qualname and self.lookup(name) is binding and binding.bound_before(*at):
                 return name
         return ""
 
@@ -186,17 +203,18 @@ class ScopeVisitor(ast.NodeVisitor):
         scope = self.scopes[-1]
         prior = scope.get(name)
         if binding.qualname and prior is not None and prior is not UNBOUND and prior.qualname != binding.qualname:
-            binding = Binding(None, statement=binding.statement)  # still tracks an import's uses
+            binding = Binding(None, statement=binding.statement, guarded=binding.guarded)  # still tracks uses
         scope[name] = binding
 
     # --- binding statements -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
+        guarded = bool(self.guarded)
         for alias in node.names:
             if alias.asname:
-                self.bind(alias.asname, Binding(alias.name, statement=node))
+                self.bind(alias.asname, Binding(alias.name, statement=node, guarded=guarded))
             else:
                 root = alias.name.split(".")[0]
-                self.bind(root, Binding(root, statement=node))
+                self.bind(root, Binding(root, statement=node, guarded=guarded))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
@@ -205,7 +223,7 @@ class ScopeVisitor(ast.NodeVisitor):
                     self.scopes[-1].star_modules.append(node.module)
                 continue
             qualname = f"{node.module}.{alias.name}" if not node.level and node.module else None
-            self.bind(alias.asname or alias.name, Binding(qualname, statement=node))
+            self.bind(alias.asname or alias.name, Binding(qualname, statement=node, guarded=bool(self.guarded)))
 
     def _assign(self, targets: Iterable[ast.AST], value: Optional[ast.AST]) -> None:
         alias = self.qualname(value) if value is not None else None
@@ -238,10 +256,20 @@ class ScopeVisitor(ast.NodeVisitor):
     def _visit_loop(self, node) -> None:
         self.visit(node.iter)
         self._assign([node.target], None)
-        for stmt in node.body + node.orelse:
-            self.visit(stmt)
+        self._visit_guarded(node.body + node.orelse)
 
     visit_For = visit_AsyncFor = _visit_loop
+
+    def visit_While(self, node: ast.While) -> None:
+        self.visit(node.test)
+        self._visit_guarded(node.body + node.orelse)
+
+    def _visit_guarded(self, statements) -> None:
+        """Statements that run on some paths only."""
+        self.guarded += 1
+        for stmt in statements:
+            self.visit(stmt)
+        self.guarded -= 1
 
     def _visit_with(self, node) -> None:
         for item in node.items:
@@ -331,12 +359,17 @@ class ScopeVisitor(ast.NodeVisitor):
                 self.bind(handler.name, UNKNOWN)
             fallback = shim and self._catches_import_error(handler)
             self.in_fallback += fallback
-            for stmt in handler.body:
-                self.visit(stmt)
+            before_handler = dict(scope)
+            self._visit_guarded(handler.body)
             self.in_fallback -= fallback
+            if guards_import and not shim:  # a probe with a fallback (`except AttributeError: fwd = noop`)
+                for name, binding in from_body.items():
+                    if scope.get(name) is not before_handler.get(name):
+                        binding.probed = True
         if guards_import:
             scope.update(from_body)
-        for stmt in node.orelse + node.finalbody:
+        self._visit_guarded(node.orelse)
+        for stmt in node.finalbody:
             self.visit(stmt)
 
     visit_TryStar = visit_Try
@@ -354,8 +387,7 @@ class ScopeVisitor(ast.NodeVisitor):
             fallback = fallback and not keep
             before = dict(scope)
             self.in_fallback += fallback
-            for stmt in branch:
-                self.visit(stmt)
+            self._visit_guarded(branch)
             self.in_fallback -= fallback
             if keep and not fallback:
                 kept.update({k: v for k, v in scope.items() if before.get(k) is not v})

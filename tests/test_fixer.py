@@ -412,7 +412,7 @@ def test_a_fix_that_would_break_the_code_is_refused():
 
     object.__setattr__(rule, "fixer", broken)  # rows are frozen; swap the fixer for this test only
     try:
-        with pytest.raises(FixError, match="would not parse"):
+        with pytest.raises(FixError, match="would not compile"):
             fix_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
     finally:
         object.__setattr__(rule, "fixer", original)

@@ -100,10 +100,13 @@ def _device_argument(ctx, call: Optional[ast.Call], old: str, new: str) -> Optio
 
 def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, new: str) -> Optional[Plan]:
     """`from <m> import Old[ as X]` -> `from <package> import New[ as X]`, with every use of
-    the name; None when a use cannot follow (noqa) or the import holds other names."""
+    the name; None when a use cannot follow (noqa), the import holds other names, the name is
+    re-exported (unused here, or in `__all__`: importers need it) or the new name is taken."""
     package = _plugins_package(statement.module or "")
     binding = ctx.binding(alias)
-    if package is None or binding is None or getattr(alias, "lineno", None) is None:
+    if package is None or binding is None or getattr(alias, "lineno", None) is None or not binding.uses:
+        return None
+    if alias.asname is None and (old in ctx.named_in_strings or new in ctx.bound):
         return None
     if any(ctx.noqa(use.lineno, "APX007") for use in binding.uses):
         return None

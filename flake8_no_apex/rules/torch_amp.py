@@ -64,6 +64,8 @@ def _arguments_edits(ctx, call: ast.Call, name: str, device: str) -> Optional[Li
     keeps its layout); for autocast, turn positional arguments into keywords."""
     if name == "autocast" and (
         len(call.args) > len(_AUTOCAST_PARAMETERS) or any(isinstance(a, ast.Starred) for a in call.args)
+        # `autocast(True, enabled=False)` already fails (enabled given twice): no keyword for it
+        or {k.arg for k in call.keywords} & set(_AUTOCAST_PARAMETERS[:len(call.args)])
     ):
         return None
     arguments = sorted([*call.args, *call.keywords], key=lambda a: ctx.source.span(a)[0])
