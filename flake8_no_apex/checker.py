@@ -174,7 +174,7 @@ class Checker(ScopeVisitor):
         if (self.in_fallback and rule.shim_exempt) or not rule.applies(self.floors):
             return
         if rule.fixer is not None:
-            site = replace(site, torch=self.name_for("torch", position))
+            site = replace(site, torch=self.name_for("torch", position), shim=bool(self.in_dual_path))
         finding = Finding(*position, rule.code, rule.message(site, self.floors), rule, site)
         if library is None:
             self._add(finding)

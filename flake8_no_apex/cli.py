@@ -18,7 +18,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
 from .edits import Source
-from .fixer import FixError, analyse, fix_text, noqa_lines
+from .fixer import FixError, analyse, fix_text, is_shim, noqa_lines
 from .nonpython import YAML_SUFFIXES, check_dependencies, check_yaml, is_dependency_file, looks_like_lightning_config
 from .rules import CODES, RULES
 from .spellings import spell
@@ -214,6 +214,7 @@ class Summary:
     fixes: int = 0
     manual: int = 0
     unsafe: int = 0
+    shims: int = 0
     errors: List[str] = field(default_factory=list)
     recipes: List[str] = field(default_factory=list)
 
@@ -229,12 +230,14 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(targets.floors)
     for finding in result.remaining:
-        print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}", file=report_to)
+        shim = " (in a compatibility shim: left as it is)" if is_shim(finding) else ""
+        print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}{shim}", file=report_to)
         recipe = finding.rule.recipe.format(**spelled)
         if recipe and recipe not in summary.recipes:
             summary.recipes.append(recipe)
     summary.manual += len(result.remaining)
     summary.unsafe += result.unsafe
+    summary.shims += result.shims
     if result.text == decoded.text:
         return
     summary.files += 1
@@ -278,8 +281,11 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     line = (f"{_plural(summary.files, 'file', 'files')} {'would be fixed' if args.diff else 'fixed'} "
             f"({_plural(summary.fixes, 'fix', 'fixes')}), "
             f"{_plural(summary.manual, 'finding needs', 'findings need')} manual changes")
-    if summary.unsafe and not args.unsafe_fixes:
-        line += f" ({summary.unsafe} fixable with --unsafe-fixes)"
+    notes = [f"{summary.unsafe} fixable with --unsafe-fixes"] if summary.unsafe and not args.unsafe_fixes else []
+    if summary.shims:
+        notes.append(f"{summary.shims} in compatibility shims, left as they are")
+    if notes:
+        line += f" ({'; '.join(notes)})"
     print(line, file=err)
     if summary.errors:
         return 2

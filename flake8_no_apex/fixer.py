@@ -57,6 +57,7 @@ class FixResult:
     fixed: List[Finding] = field(default_factory=list)  # findings a fix removed
     remaining: List[Finding] = field(default_factory=list)  # findings that need a person
     unsafe: int = 0  # of the remaining, those an unsafe fix would handle
+    shims: int = 0  # of the remaining, those left as they are in a compatibility shim
 
 
 def noqa_lines(source: Source) -> Callable[[int, str], bool]:
@@ -73,8 +74,9 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
 
 
 def _plan(ctx: FixContext, finding: Finding) -> Optional[Plan]:
-    """The rule's fix for a finding, unless the name it goes through has a fallback binding."""
-    if finding.rule.fixer is None or getattr(finding.site.binding, "probed", False):
+    """The rule's fix for a finding, unless it is part of a compatibility shim: the name it goes
+    through has a fallback binding, or it is the old-release half of an if/else."""
+    if finding.rule.fixer is None or finding.site.shim or getattr(finding.site.binding, "probed", False):
         return None
     return finding.rule.fixer(ctx, finding)
 
@@ -357,4 +359,10 @@ def fix_text(
             released |= chosen_plan.releases
         result.text = new_text
     result.remaining = _Round.of(result.text, floors, selected).findings
+    result.shims = sum(1 for f in result.remaining if is_shim(f))
     return result
+
+
+def is_shim(finding: Finding) -> bool:
+    """A finding left alone because it is in the fallback half of a compatibility shim."""
+    return finding.site.shim or getattr(finding.site.binding, "probed", False)

@@ -133,6 +133,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self.scopes: List[Scope] = [Scope("module")]
         self._deferred: List[tuple] = []
         self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
+        self.in_dual_path = 0  # depth inside a branch whose sibling uses the new spelling: never fixed
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
 
     # --- entry point ------------------------------------------------------------------
@@ -379,17 +380,21 @@ class ScopeVisitor(ast.NodeVisitor):
         branch is a fallback, and names keep the new branch's binding."""
         self.visit(node.test)
         new_first = new_second = False
-        if node.orelse and _is_version_check(node.test):
+        if node.orelse:
             new_first, new_second = self.uses_new_spelling(node.body), self.uses_new_spelling(node.orelse)
+        version_check = _is_version_check(node.test)
         scope = self.scopes[-1]
         kept = {}
-        for branch, fallback, keep in ((node.body, new_second, new_first), (node.orelse, new_first, new_second)):
-            fallback = fallback and not keep
+        for branch, other_new, new in ((node.body, new_second, new_first), (node.orelse, new_first, new_second)):
+            dual_path = other_new and not new  # the other branch has the new spelling: whatever the
+            fallback = dual_path and version_check  # condition says, this one is for old releases
             before = dict(scope)
             self.in_fallback += fallback
+            self.in_dual_path += dual_path
             self._visit_guarded(branch)
             self.in_fallback -= fallback
-            if keep and not fallback:
+            self.in_dual_path -= dual_path
+            if new and not other_new and version_check:
                 kept.update({k: v for k, v in scope.items() if before.get(k) is not v})
         scope.update(kept)
 

@@ -197,6 +197,7 @@ class Site:
     statement: Optional[ast.stmt] = None  # the import, for a finding at an import
     binding: object = None  # the resolver's Binding of the import or of the reference's root
     torch: Optional[str] = None  # the name of the torch module here ('' if free to import)
+    shim: bool = False  # in the old-release half of code that also has the new spelling: not fixed
 
 
 Floors = Mapping[str, Version]  # library -> oldest supported release; missing: the newest

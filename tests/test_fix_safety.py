@@ -255,3 +255,26 @@ def test_thousands_of_fixes_are_applied_in_one_round():
     result = fix_text(source)
     assert "torch.cuda.amp" not in result.text and len(result.fixed) == 2000
     assert fix_text(result.text).text == result.text
+
+
+# 8. shims: the old-release half of dual-path code is left, and said so --------------------------
+@pytest.mark.parametrize("condition", ["ver", "torch_version_at_least('1.10')", "hasattr(torch, 'autocast')"])
+def test_the_old_half_of_a_shim_is_left_and_counted(condition):
+    source = f"""\
+        import torch
+        if {condition}:
+            from torch import autocast as new
+        else:
+            from torch.cuda.amp import autocast as old
+            with old():
+                pass
+        """
+    check_unchanged(source)
+    result = fix_text(textwrap.dedent(source))
+    assert result.shims == len(result.remaining)
+
+
+def test_the_old_half_of_a_try_probe_is_counted_as_a_shim():
+    source = "try:\n    fwd = torch.cuda.amp.custom_fwd\nexcept AttributeError:\n    fwd = None\n@fwd\ndef f(x):\n    return x\n"
+    result = fix_text("import torch\n" + source)
+    assert result.text == "import torch\n" + source and result.shims >= 1
