@@ -2,94 +2,22 @@
 from __future__ import annotations
 
 import argparse
-import difflib
-import fnmatch
-import io
 import os
-import stat
 import sys
-import tempfile
-import tokenize
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
 from .edits import Source
+from .files import Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .fixer import FixError, analyse, fix_text, is_shim, noqa_lines
-from .nonpython import YAML_SUFFIXES, check_dependencies, check_yaml, is_dependency_file, looks_like_lightning_config
+from .nonpython import YAML_SUFFIXES, YamlError, check_dependencies, check_yaml, looks_like_lightning_config
 from .rules import CODES, RULES
 from .spellings import spell
 from .targets import TargetError, Targets, detect, parse_option
-
-
-class InputError(Exception):
-    """A file that cannot be read, decoded or parsed, or a setting that cannot be used."""
-
-
-# --- files ------------------------------------------------------------------------------------
-def _excluded(path: Path, patterns: Sequence[str]) -> bool:
-    """flake8's rule: a pattern matches the base name or the absolute path."""
-    return any(fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(str(path.resolve()), p) for p in patterns)
-
-
-def _wanted(path: Path, other_files: bool) -> bool:
-    name = path.name
-    return name.endswith(".py") or (other_files and (name.endswith(YAML_SUFFIXES) or is_dependency_file(name)))
-
-
-def files(paths: Sequence[str], exclude: Sequence[str], other_files: bool = False) -> Iterator[Path]:
-    """Python modules below `paths` (and, for `check`, YAML and dependency files); a file
-    named explicitly is taken whatever its name."""
-    for name in paths:
-        path = Path(name)
-        if path.is_file():
-            if not _excluded(path, exclude):
-                yield path
-            continue
-        if not path.is_dir():
-            raise InputError(f"{name}: no such file or directory")
-        for directory, subdirectories, names in os.walk(path):
-            subdirectories[:] = sorted(d for d in subdirectories if not _excluded(Path(directory, d), exclude))
-            for file in sorted(names):
-                candidate = Path(directory, file)
-                if _wanted(candidate, other_files) and not _excluded(candidate, exclude):
-                    yield candidate
-
-
-@dataclass
-class Decoded:
-    raw: bytes
-    text: str
-    encoding: str  # "utf-8-sig" keeps a BOM; an encoding cookie keeps its codec
-
-
-def read(path: Path) -> Decoded:
-    try:
-        raw = path.read_bytes()
-        if not path.name.endswith(".py"):
-            return Decoded(raw, raw.decode("utf-8-sig"), "utf-8-sig")
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
-        return Decoded(raw, raw.decode(encoding), encoding)  # newlines kept as they are
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
-        raise InputError(f"{path}: cannot read: {error}") from None
-
-
-def write_atomically(path: Path, original: bytes, new: bytes) -> None:
-    """Replace the file in one step, keeping its mode; skip it if it changed meanwhile."""
-    if path.read_bytes() != original:
-        raise InputError(f"{path}: changed on disk while being fixed; left as it is")
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(new)
-        os.chmod(temporary, stat.S_IMODE(path.stat().st_mode))
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -106,10 +34,14 @@ def settings_of(args: argparse.Namespace) -> Settings:
     if args.apex_target_versions is not None:
         settings.targets = args.apex_target_versions
     try:
-        settings.selector()
+        selector = settings.selector()
         parse_option(settings.targets)
     except (ConfigError, TargetError) as error:
         raise InputError(str(error)) from None
+    if not any(selector(code) for code in CODES):
+        chosen = ",".join([*(settings.select or []), *settings.extend_select]) or "''"
+        print(f"flake8-no-apex: warning: the selection ({chosen}, from {', '.join(settings.sources)}) enables "
+              "no APX code: nothing will be reported", file=sys.stderr)
     return settings
 
 
@@ -135,21 +67,46 @@ def _located(source: Source, finding, path: str, plan) -> report.Reported:
     return report.Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits)
 
 
-def check_file(path: Path, settings: Settings) -> List[report.Reported]:
-    """Findings of one file, of any kind; raises InputError."""
+def _unparsable(path: Path, error: SyntaxError) -> InputError:
+    return InputError(f"{path}:{error.lineno or 1}:{error.offset or 1}: cannot parse: {error.msg}")
+
+
+def _too_deep(path: Path) -> InputError:
+    return InputError(f"{path}: cannot analyse: nested too deeply for Python's recursion limit")
+
+
+def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported]:
+    """Findings of one file, of any kind; raises InputError. A Python file without a word of
+    any rule is not parsed, unless it was named on the command line."""
+    path = candidate.path
     decoded = read(path)
     selected = settings.selector()
-    floors = targets_for(settings, path).floors
     if path.name.endswith(".py"):
         if not prefilter.default().may_match(decoded.text):
+            if candidate.named:
+                try:
+                    compile(decoded.text, str(path), "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+                except SyntaxError as error:
+                    raise _unparsable(path, error) from None
+                except (RecursionError, MemoryError):
+                    raise _too_deep(path) from None
             return []
+        floors = targets_for(settings, path).floors
         try:
             source, planned = analyse(decoded.text, floors, selected)
         except SyntaxError as error:
-            raise InputError(f"{path}: cannot parse: {error.msg} (line {error.lineno})") from None
+            raise _unparsable(path, error) from None
+        except (RecursionError, MemoryError):
+            raise _too_deep(path) from None
         return [_located(source, finding, str(path), plan) for finding, plan in planned]
+    floors = targets_for(settings, path).floors
     if path.name.endswith(YAML_SUFFIXES):
-        found = check_yaml(decoded.text, floors) if looks_like_lightning_config(decoded.text) else []
+        try:
+            found = check_yaml(decoded.text, floors) if looks_like_lightning_config(decoded.text) else []
+        except YamlError as error:
+            raise InputError(f"{path}: {error}") from None
+        except RecursionError:
+            raise _too_deep(path) from None
     else:
         found = check_dependencies(path.name, decoded.text, floors)
     noqa = noqa_lines(Source(decoded.text))
@@ -164,34 +121,45 @@ def _internal_error(path: Path, action: str, error: BaseException) -> str:
     return f"{path}: {action}, internal error ({type(error).__name__}: {error}); please report it"
 
 
-def _check_one(job: Tuple[Path, Settings]) -> Tuple[List[report.Reported], Optional[str]]:
-    path, settings = job
+def _check_one(job: Tuple[Candidate, Settings]) -> Tuple[List[report.Reported], Optional[str]]:
+    candidate, settings = job
+    path = candidate.path
     try:
-        return check_file(path, settings), None
+        return check_file(candidate, settings), None
     except InputError as error:
         return [], str(error)
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as error:  # the file's error, not the run's: the other files go on
+    except BaseException as error:  # noqa: B036 (pyo3 panics are BaseException) the file's error, not the run's
         return [], _internal_error(path, "not checked", error)
+
+
+def _jobs(value: str) -> int:
+    """argparse type of -j: a positive count of processes, or 'auto'."""
+    if value == "auto":
+        return os.cpu_count() or 1
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise argparse.ArgumentTypeError(f"expected a number of processes or 'auto', got {value!r}")
 
 
 def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     try:
         settings = settings_of(args)
-        paths = list(files(args.paths or ["."], [*settings.exclude, *settings.extend_exclude], other_files=True))
     except InputError as error:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
-    jobs = [(path, settings) for path in paths]
-    workers = (os.cpu_count() or 1) if args.jobs == "auto" else int(args.jobs)
-    if workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+    candidates, errors = discover(args.paths or ["."], [*settings.exclude, *settings.extend_exclude],
+                                  other_files=True)
+    paths = [candidate.path for candidate in candidates]
+    jobs = [(candidate, settings) for candidate in candidates]
+    if args.jobs > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             outcomes = list(pool.map(_check_one, jobs, chunksize=8))
     else:
         outcomes = [_check_one(job) for job in jobs]
     items = [item for found, _ in outcomes for item in found]
-    errors = [error for _, error in outcomes if error]
+    errors += [error for _, error in outcomes if error]
     for error in errors:
         print(f"flake8-no-apex: {error}", file=err)
     if args.show_targets:
@@ -219,13 +187,16 @@ class Summary:
     recipes: List[str] = field(default_factory=list)
 
 
-def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: Summary, out, report_to) -> None:
+def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: Summary, out, report_to,
+             roots: Sequence[Path] = ()) -> None:
     decoded = read(path)
     targets = targets_for(settings, path)
     try:
         result = fix_text(decoded.text, targets.floors, settings.selector(), unsafe=args.unsafe_fixes)
     except SyntaxError as error:
-        raise InputError(f"{path}: cannot parse: {error.msg} (line {error.lineno})") from None
+        raise _unparsable(path, error) from None
+    except (RecursionError, MemoryError):
+        raise _too_deep(path) from None
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(targets.floors)
@@ -240,16 +211,12 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
     summary.shims += result.shims
     if result.text == decoded.text:
         return
-    summary.files += 1
-    summary.fixes += len(result.fixed)
     if args.diff:
-        diff = difflib.unified_diff(
-            decoded.text.splitlines(keepends=True), result.text.splitlines(keepends=True),
-            fromfile=f"a/{path}", tofile=f"b/{path}",
-        )
-        out.writelines(line if line.endswith(("\n", "\r")) else line + "\n" for line in diff)
+        out.write(unified_diff(path, decoded.text, result.text))
     else:
-        write_atomically(path, decoded.raw, result.text.encode(decoded.encoding))
+        write(path, decoded, result.text.encode(decoded.encoding), roots)
+    summary.files += 1  # counted once written: a file left as it was is no fixed file
+    summary.fixes += len(result.fixed)
 
 
 def _plural(count: int, word: str, plural: str) -> str:
@@ -261,21 +228,27 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     report_to = err if args.diff else out  # with --diff, stdout is a clean patch
     try:
         settings = settings_of(args)
-        paths = list(files(args.paths or ["."], [*settings.exclude, *settings.extend_exclude]))
     except InputError as error:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
-    for path in paths:
-        try:
-            fix_file(path, args, settings, summary, out, report_to)
-        except InputError as error:
-            summary.errors.append(str(error))
-            print(f"flake8-no-apex: {error}", file=err)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as error:  # the file's error, not the run's: the other files go on
-            summary.errors.append(_internal_error(path, "not fixed", error))
-            print(f"flake8-no-apex: {summary.errors[-1]}", file=err)
+    names = args.paths or ["."]
+    candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude])
+    for error in summary.errors:
+        print(f"flake8-no-apex: {error}", file=err)
+    roots = [Path(os.path.realpath(name)) for name in names]
+    with terminated_cleanly():
+        for candidate in candidates:
+            path = candidate.path
+            try:
+                fix_file(path, args, settings, summary, out, report_to, roots)
+            except InputError as error:
+                summary.errors.append(str(error))
+                print(f"flake8-no-apex: {error}", file=err)
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as error:  # noqa: B036 (pyo3 panics are BaseException) the file's error, not the run's
+                summary.errors.append(_internal_error(path, "not fixed", error))
+                print(f"flake8-no-apex: {summary.errors[-1]}", file=err)
     for recipe in summary.recipes:
         print(recipe, file=report_to)
     line = (f"{_plural(summary.files, 'file', 'files')} {'would be fixed' if args.diff else 'fixed'} "
@@ -337,7 +310,7 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", help="files and directories (default: .)")
     _selection_options(check)
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
-    check.add_argument("-j", "--jobs", default="1", help="processes to check with, or 'auto' (default: 1)")
+    check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")
     check.add_argument("--statistics", action="store_true", help="count the findings of each code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--show-targets", action="store_true",

@@ -3,6 +3,7 @@ pyproject.toml, then the command line, with flake8's meaning for each key."""
 from __future__ import annotations
 
 import configparser
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
@@ -14,6 +15,7 @@ from .rules import CODES, DEFAULT_OFF
 # flake8's default exclusions, and the trees a tool that writes must never touch
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs", "*.egg",
                    ".venv", "venv", "site-packages", "node_modules", "build", "dist")
+_CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
 KEYS = ("select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "apex-target-versions")
 
 
@@ -55,6 +57,9 @@ class Settings:
         ignored = [*(self.ignore if self.ignore is not None else DEFAULT_OFF), *self.extend_ignore]
         explicit_select = self.select is not None or self.extend_select
         for prefix in selected + ignored:
+            if not _CODE.match(prefix):
+                raise ConfigError(f"{prefix!r} is no error code: codes look like APX or APX201 (flake8's "
+                                  f"pattern {_CODE.pattern})")
             if prefix.startswith("APX") and not any(code.startswith(prefix) for code in CODES):
                 raise ConfigError(f"no code starts with {prefix!r}")
 
@@ -72,17 +77,25 @@ class Settings:
         return decide
 
 
+def _is_file(path: Path) -> bool:
+    """A file we may look at: a directory we cannot search holds none for us."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
     """The first of setup.cfg, tox.ini, .flake8 with a [flake8] section, from `start` up."""
     for directory in (start, *start.parents):
         for name in ("setup.cfg", "tox.ini", ".flake8"):
             path = directory / name
-            if path.is_file():
+            if _is_file(path):
                 parser = configparser.RawConfigParser()
                 try:
                     parser.read(path, encoding="utf-8")
-                except configparser.Error as error:
-                    raise ConfigError(f"{path}: {error}") from None
+                except (configparser.Error, UnicodeDecodeError, OSError) as error:
+                    raise ConfigError(f"{path}: cannot read its settings: {error}") from None
                 if parser.has_section("flake8"):
                     return path, dict(parser.items("flake8"))
     return None
@@ -91,12 +104,15 @@ def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
 def _pyproject(start: Path) -> Optional[Tuple[Path, Dict[str, object]]]:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
-        if path.is_file():
+        if _is_file(path):
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
-                raise ConfigError(f"{path}: {error}") from None
-            table = data.get("tool", {}).get("flake8-no-apex")
+                raise ConfigError(f"{path}: cannot read its settings: {error}") from None
+            tool = data.get("tool", {})
+            table = tool.get("flake8-no-apex") if isinstance(tool, dict) else None
+            if table is not None and not isinstance(table, dict):
+                raise ConfigError(f"{path}: [tool.flake8-no-apex] must be a table, not {type(table).__name__}")
             if table is not None:
                 return path, table
     return None

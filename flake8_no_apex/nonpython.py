@@ -38,23 +38,43 @@ def _trainer_keyword(name: str, value: object) -> Optional[Tuple[object, str]]:
     return None
 
 
+_CONSTRUCTOR = yaml.SafeLoader("")  # YAML's own reading of a scalar: 0x10, 0b10 and 1:30 are ints too
+
+
 def _scalar(node: yaml.Node) -> object:
     """A YAML scalar as the Python value a LightningCLI config gives the Trainer."""
-    if node.tag.endswith(":int"):
-        return int(node.value)
-    return node.value
+    try:
+        return _CONSTRUCTOR.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError, TypeError):
+        return node.value
+
+
+# A config larger than this is no LightningCLI config: it is left unread, with a word.
+MAX_YAML_BYTES = 2_000_000
+
+
+class YamlError(ValueError):
+    """A YAML file that cannot be checked."""
 
 
 def check_yaml(text: str, floors: Floors) -> List[Finding]:
     """Trainer settings under any `trainer:` key (also below `fit:` and other subcommands),
-    and `class_path` values that name a deprecated Lightning class."""
+    and `class_path` values that name a deprecated Lightning class. Each node is visited once,
+    however many aliases refer to it: a self-referencing anchor or a "billion laughs" file
+    costs its size, not its expansion."""
+    if len(text) > MAX_YAML_BYTES:
+        raise YamlError(f"larger than {MAX_YAML_BYTES // 1_000_000} MB; not read as a LightningCLI config")
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return []
+    except yaml.YAMLError as error:
+        raise YamlError(f"cannot parse: {str(error).splitlines()[0]}") from None
     found: List[Finding] = []
+    seen = set()
 
     def walk(node: yaml.Node, under_trainer: bool) -> None:
+        if (id(node), under_trainer) in seen:
+            return
+        seen.add((id(node), under_trainer))
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 name = key.value if isinstance(key, yaml.ScalarNode) else None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -133,9 +133,16 @@ def _from_requirement(text: str, source: str, conditional: bool = False) -> Opti
     return Declaration(library, lower_bound(requirement.specifier), conditional, source)
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def _requirement_lines(path: Path, seen: set) -> Iterator[str]:
     """PEP 508 lines of a requirements file, following `-r`/`-c` includes."""
-    if path in seen or not path.is_file():
+    if path in seen or not _is_file(path):
         return
     seen.add(path)
     text = path.read_text(encoding="utf-8").replace("\\\n", "")
@@ -193,7 +200,7 @@ def declarations(root: Path) -> List[Declaration]:
     files = [root / "pyproject.toml", root / "setup.cfg"]
     files += sorted(p for pattern in _REQUIREMENT_FILES for p in root.glob(pattern))
     for path in files:
-        if not path.is_file():
+        if not _is_file(path):
             continue
         try:
             if path.name == "pyproject.toml":
@@ -202,10 +209,11 @@ def declarations(root: Path) -> List[Declaration]:
                 lines = list(_setup_cfg(path))
             else:
                 lines = [(line, False) for line in _requirement_lines(path, set())]
-        except (OSError, ValueError, configparser.Error, InvalidSpecifier) as error:
-            warnings.warn(f"flake8-no-apex: ignoring {path}: {error}", MetadataWarning, stacklevel=2)
-            continue
-        found += filter(None, (_from_requirement(line, path.name, conditional) for line, conditional in lines))
+            parsed = [_from_requirement(line, path.name, conditional) for line, conditional in lines]
+            found += filter(None, parsed)
+        except Exception as error:  # noqa: BLE001 metadata we cannot use is a warning, never a failed run
+            warnings.warn(f"flake8-no-apex: ignoring {path}: {type(error).__name__}: {error}", MetadataWarning,
+                          stacklevel=2)
     return found
 
 
@@ -235,11 +243,14 @@ def floors_of(found: Iterable[Declaration]) -> Targets:
 def project_root(start: Path) -> Optional[Path]:
     """The nearest directory upward holding project metadata; the search stops at a VCS root."""
     for directory in (start, *start.parents):
-        if any((directory / marker).is_file() for marker in _ROOT_MARKERS) or any(
-            next(directory.glob(pattern), None) for pattern in _REQUIREMENT_FILES[:2]
-        ):
-            return directory
-        if (directory / ".git").exists() or (directory / ".hg").exists():
+        try:
+            if any((directory / marker).is_file() for marker in _ROOT_MARKERS) or any(
+                next(directory.glob(pattern), None) for pattern in _REQUIREMENT_FILES[:2]
+            ):
+                return directory
+            if (directory / ".git").exists() or (directory / ".hg").exists():
+                return None
+        except OSError:  # a directory we may not search: no project of ours above it
             return None
     return None
 

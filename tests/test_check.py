@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,10 @@ def test_exit_codes(tmp_path):
     assert check(tmp_path).returncode == 1
     (tmp_path / "broken.py").write_text("from apex import amp\ndef f(:\n")
     result = check(tmp_path)
-    assert result.returncode == 2 and "broken.py: cannot parse" in result.stderr
+    assert result.returncode == 2 and "broken.py:2:7: cannot parse: invalid syntax" in result.stderr
+    # a file named on the command line is always parsed, rule word or not
+    result = check(tmp_path, "unrelated_broken.py")
+    assert result.returncode == 2 and "unrelated_broken.py:1:7: cannot parse: invalid syntax" in result.stderr
 
 
 def test_json_round_trips_and_carries_fix_edits(tmp_path):
@@ -218,3 +222,71 @@ def test_pre_commit_fix_hook_changes_files_and_fails(git_repo):
     after = (git_repo / "train.py").read_text()
     assert after != before and 'torch.amp.autocast("cuda", enabled=use_amp)' in after
     ast.parse(after)
+
+
+# --- inputs that must not stop the run ----------------------------------------------------------
+@pytest.mark.parametrize("value, expected", [("0x10", 16), ("0b10000", 16), ("020", 16), ("1:30", None)])
+def test_yaml_integers_in_every_notation(tmp_path, value, expected):
+    (tmp_path / "config.yaml").write_text(f"trainer:\n  precision: {value}\n")
+    result = check(tmp_path)
+    assert "Traceback" not in result.stderr
+    if expected == 16:
+        assert result.returncode == 1 and "APX008 precision=16" in result.stdout
+    else:
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_yaml_anchors_cost_their_size_not_their_expansion(tmp_path):
+    (tmp_path / "loop.yaml").write_text("trainer: &t\n  precision: 16\n  again: *t\n")
+    laughs = ["trainer:", '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in "bcdefghi":
+        previous = chr(ord(level) - 1)
+        laughs.append(f"  {level}: &{level} [" + ",".join([f"*{previous}"] * 9) + "]")
+    laughs.append("  precision: 16")
+    (tmp_path / "laughs.yaml").write_text("\n".join(laughs) + "\n")
+    assert len((tmp_path / "laughs.yaml").read_bytes()) < 1000
+    start = time.process_time()
+    result = check(tmp_path)
+    assert time.process_time() - start < 30  # a guard against hanging, not a benchmark
+    assert result.returncode == 1 and result.stdout.count("APX008") == 2, result.stdout + result.stderr
+
+
+def test_malformed_yaml_with_trainer_settings_is_one_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("trainer:\n  precision: [16\n")
+    (tmp_path / "ok.py").write_text("from apex import amp\n")
+    result = check(tmp_path)
+    assert result.returncode == 2 and "bad.yaml: cannot parse" in result.stderr and "APX001" in result.stdout
+
+
+@pytest.mark.parametrize("pyproject", ['project = "x"\n', "tool = 3\n", "[project]\ndependencies = [5]\n",
+                                       "[project]\noptional-dependencies = 3\n", "[tool.poetry]\ndependencies = 2\n"])
+def test_pyproject_with_wrong_types_is_a_warning_in_check_and_in_flake8(tmp_path, pyproject):
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "a.py").write_text("from apex import amp\n")
+    result = check(tmp_path, "a.py")
+    assert result.returncode == 1 and "APX001" in result.stdout and "Traceback" not in result.stderr
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "APX", "a.py"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    assert flake8.returncode == 1 and "APX001" in flake8.stdout and "Traceback" not in flake8.stderr
+
+
+def test_setup_cfg_that_is_not_utf8_is_one_line(tmp_path):
+    (tmp_path / "setup.cfg").write_bytes(b"[flake8]\nextend-ignore = APX001 \xff\xfe\n")
+    (tmp_path / "a.py").write_text("from apex import amp\n")
+    result = check(tmp_path, "a.py")
+    assert result.returncode == 2 and "setup.cfg: cannot read its settings" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("value, message, status", [
+    ("E501", "enables no APX code: nothing will be reported", 0),
+    ("", "enables no APX code: nothing will be reported", 0),
+    ("apx201", "'apx201' is no error code", 2),
+    ("APX9", "no code starts with 'APX9'", 2),
+])
+def test_selections_that_cannot_select_anything_are_said(tmp_path, value, message, status):
+    (tmp_path / "a.py").write_text("from apex import amp\n")
+    for command in ("check", "fix"):
+        result = subprocess.run([sys.executable, "-m", "flake8_no_apex", command, "--select", value, "a.py"],
+                                cwd=tmp_path, capture_output=True, text=True)
+        assert result.returncode == status and message in result.stderr and "Traceback" not in result.stderr

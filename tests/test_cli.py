@@ -5,13 +5,16 @@ import difflib
 import os
 import shutil
 import stat
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
-from flake8_no_apex.cli import InputError, write_atomically
+from flake8_no_apex.files import InputError, read, write
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 SAFE_ONLY = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast(False):\n    pass\n"
@@ -113,7 +116,7 @@ def test_unparsable_file_is_an_input_error_and_others_still_get_fixed(tmp_path):
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "ok.py").write_text(SAFE_ONLY)
     result = run(tmp_path, "fix", ".")
-    assert result.returncode == 2 and "broken.py: cannot parse" in result.stderr
+    assert result.returncode == 2 and "broken.py:1:7: cannot parse: invalid syntax" in result.stderr
     assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
 
 
@@ -136,10 +139,10 @@ def test_mode_encoding_cookie_bom_and_newlines_survive(tmp_path):
 def test_a_file_changed_on_disk_meanwhile_is_not_overwritten(tmp_path):
     path = tmp_path / "a.py"
     path.write_text("x = 1\n")
-    original = path.read_bytes()
+    decoded = read(path)
     path.write_text("x = 2  # edited by the user meanwhile\n")
     with pytest.raises(InputError, match="changed on disk"):
-        write_atomically(path, original, b"x = 3\n")
+        write(path, decoded, b"x = 3\n", [tmp_path])
     assert path.read_text() == "x = 2  # edited by the user meanwhile\n"
 
 
@@ -161,3 +164,164 @@ def test_diff_is_exactly_what_fix_writes(tree, tmp_path_factory):
         expected += "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True),
                                                  fromfile=f"a/{name}", tofile=f"b/{name}"))
     assert patch == expected and patch
+
+
+# --- the run goes on: one line per bad input, exit 2, never a traceback ------------------------
+def assert_one_clear_line(result, *fragments):
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "Error:" not in result.stderr.replace("cannot", "")
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+
+
+def test_missing_paths_and_symlink_loops_do_not_stop_the_others(tmp_path):
+    (tmp_path / "ok.py").write_text(SAFE_ONLY)
+    os.symlink(tmp_path / "loop", tmp_path / "loop")
+    result = run(tmp_path, "fix", "missing.py", "loop", "ok.py")
+    assert_one_clear_line(result, "missing.py: no such file or directory", "loop: a symbolic link that leads nowhere")
+    assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
+    result = run(tmp_path, "check", "missing.py", "ok.py")
+    assert result.returncode == 2 and "missing.py: no such file or directory" in result.stderr
+
+
+needs_permissions = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0 and
+                                       subprocess.run(["id", "-u", "nobody"], capture_output=True).returncode != 0,
+                                       reason="needs a user without root's permissions")
+
+
+def as_nobody(command):
+    """Root ignores file permissions: run the command as an unprivileged user where we are root."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *command]
+    return command
+
+
+def run_unprivileged(cwd, *args):
+    command = as_nobody([sys.executable, "-m", "flake8_no_apex", *args])
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def shared_tmp():
+    """A directory every user can reach (pytest's own is root's only), removed afterwards."""
+    path = Path(tempfile.mkdtemp())
+    path.chmod(0o777)
+    yield path
+    for directory, subdirectories, _ in os.walk(path):
+        for name in subdirectories:
+            Path(directory, name).chmod(0o777)
+    shutil.rmtree(path)
+
+
+@needs_permissions
+def test_unwritable_unreadable_and_unsearchable_paths_are_one_line_each(shared_tmp):
+    readonly = shared_tmp / "readonly"
+    readonly.mkdir()
+    (readonly / "a.py").write_text(SAFE_ONLY)
+    (readonly / "a.py").chmod(0o666)
+    readonly.chmod(0o555)  # mkstemp beside the file fails
+    locked = shared_tmp / "locked"
+    locked.mkdir()
+    (locked / "b.py").write_text(SAFE_ONLY)
+    locked.chmod(0o000)
+    (shared_tmp / "nowrite.py").write_text(SAFE_ONLY)
+    (shared_tmp / "nowrite.py").chmod(0o444)
+    (shared_tmp / "ok.py").write_text(SAFE_ONLY)
+    (shared_tmp / "ok.py").chmod(0o666)
+    result = run_unprivileged(shared_tmp, "fix", "readonly", "locked", "locked/b.py", "nowrite.py", "ok.py")
+    assert_one_clear_line(result, "readonly/a.py: cannot write: Permission denied",
+                          "locked: cannot read the directory: Permission denied",
+                          "locked/b.py: cannot read: Permission denied",
+                          "nowrite.py: no permission to write it; left as it is")
+    assert (shared_tmp / "ok.py").read_text() == SAFE_FIXED
+    assert (readonly / "a.py").read_text() == SAFE_ONLY and not list(readonly.glob(".*.tmp"))
+
+
+def test_a_bad_job_count_is_a_usage_error(tmp_path):
+    result = run(tmp_path, "check", "-j", "abc")
+    assert result.returncode == 2 and "expected a number of processes or 'auto'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_deeply_nested_code_is_one_line_and_the_others_go_on(tmp_path):
+    nested = "(" * 5000 + "torch.cuda.amp.GradScaler()" + ")" * 5000
+    (tmp_path / "deep.py").write_text(f"import torch\nx = {nested}\n")
+    (tmp_path / "ok.py").write_text(SAFE_ONLY)
+    result = run(tmp_path, "fix", ".")
+    assert_one_clear_line(result, "deep.py")
+    assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
+    result = run(tmp_path, "check", ".")
+    assert result.returncode == 2 and "deep.py" in result.stderr and "Traceback" not in result.stderr
+
+
+# --- writes that lose nothing -------------------------------------------------------------------
+def test_the_file_is_checked_again_just_before_the_rename(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text(SAFE_ONLY)
+    decoded = read(path)
+    with open(path, "a") as handle:  # an append between reading and writing
+        handle.write("# appended\n")
+    with pytest.raises(InputError, match="changed on disk"):
+        write(path, decoded, SAFE_FIXED.encode(), [tmp_path])
+    assert path.read_text() == SAFE_ONLY + "# appended\n"
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_files_left_as_they_are_are_not_counted_as_fixed(tmp_path):
+    (tmp_path / "ok.py").write_text(SAFE_ONLY)
+    (tmp_path / "nowrite.py").write_text(SAFE_ONLY)
+    (tmp_path / "target.py").write_text(SAFE_ONLY)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "real.py").write_text(SAFE_ONLY)
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    os.symlink(outside / "real.py", inside / "link.py")
+    result = run(tmp_path, "fix", "ok.py", "inside")
+    assert "link.py: a symbolic link to" in result.stderr and "outside the paths given" in result.stderr
+    assert "1 file fixed (2 fixes)" in result.stderr
+    assert (outside / "real.py").read_text() == SAFE_ONLY and (inside / "link.py").is_symlink()
+
+
+def test_links_inside_the_paths_are_written_through_and_hard_links_stay_one_file(tmp_path):
+    (tmp_path / "real.py").write_text(SAFE_ONLY)
+    os.symlink(tmp_path / "real.py", tmp_path / "link.py")
+    os.link(tmp_path / "real.py", tmp_path / "hard.py")
+    result = run(tmp_path, "fix", "link.py", ".")
+    assert result.returncode == 1, result.stderr
+    assert (tmp_path / "link.py").is_symlink() and (tmp_path / "real.py").read_text() == SAFE_FIXED
+    assert os.path.samefile(tmp_path / "real.py", tmp_path / "hard.py")
+
+
+def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path):
+    big = "".join(f"s{i} = torch.cuda.amp.GradScaler()\n" for i in range(3000))
+    for delay in (0.3, 0.6, 0.9, 1.2):
+        folder = tmp_path / str(delay)
+        folder.mkdir()
+        for n in range(4):
+            (folder / f"m{n}.py").write_text("import torch\n" + big)
+        process = subprocess.Popen([sys.executable, "-m", "flake8_no_apex", "fix", str(folder)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+        assert not list(folder.glob(".*.tmp"))
+        for n in range(4):
+            text = (folder / f"m{n}.py").read_text()
+            assert text == "import torch\n" + big or "torch.cuda.amp" not in text
+
+
+@pytest.mark.parametrize("text", ["import torch\ns = torch.cuda.amp.GradScaler()",
+                                  "import torch\rs = torch.cuda.amp.GradScaler()\r",
+                                  "import torch\r\ns = torch.cuda.amp.GradScaler()"])
+def test_diff_applies_with_patch_without_a_final_newline_and_with_cr_endings(tmp_path, text):
+    (tmp_path / "a.py").write_bytes(text.encode())
+    result = subprocess.run([sys.executable, "-m", "flake8_no_apex", "fix", "--diff", "a.py"], cwd=tmp_path,
+                            capture_output=True)  # bytes: text mode would turn a CR into a newline
+    (tmp_path / "expected").mkdir()
+    (tmp_path / "expected" / "a.py").write_bytes(text.encode())
+    run(tmp_path / "expected", "fix", "a.py")
+    patched = subprocess.run(["patch", "-p1", "--binary"], input=result.stdout, cwd=tmp_path,
+                             capture_output=True)
+    assert patched.returncode == 0, patched.stdout + patched.stderr
+    assert (tmp_path / "a.py").read_bytes() == (tmp_path / "expected" / "a.py").read_bytes()

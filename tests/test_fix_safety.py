@@ -275,6 +275,7 @@ def test_the_old_half_of_a_shim_is_left_and_counted(condition):
 
 
 def test_the_old_half_of_a_try_probe_is_counted_as_a_shim():
-    source = "try:\n    fwd = torch.cuda.amp.custom_fwd\nexcept AttributeError:\n    fwd = None\n@fwd\ndef f(x):\n    return x\n"
+    source = ("try:\n    fwd = torch.cuda.amp.custom_fwd\nexcept AttributeError:\n    fwd = None\n"
+              "@fwd\ndef f(x):\n    return x\n")
     result = fix_text("import torch\n" + source)
     assert result.text == "import torch\n" + source and result.shims >= 1

@@ -1,0 +1,201 @@
+"""Files: which to check, how to read them, and how to write them back losing nothing.
+
+Every problem with one path is that path's error, said in one line; the other paths go on.
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import io
+import os
+import re
+import signal
+import stat
+import tempfile
+import tokenize
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from .nonpython import YAML_SUFFIXES, is_dependency_file
+
+
+class InputError(Exception):
+    """A path that cannot be found, read, decoded, parsed or written, or a setting that cannot
+    be used: one line for the user, never a traceback."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    named: bool  # named on the command line, not found in a directory: always reported on
+
+
+def _excluded(path: Path, patterns: Sequence[str]) -> bool:
+    """flake8's rule: a pattern matches the base name or the absolute path."""
+    if any(fnmatch.fnmatch(path.name, p) for p in patterns):
+        return True
+    try:
+        absolute = str(path.resolve())
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
+        absolute = os.path.abspath(path)
+    return any(fnmatch.fnmatch(absolute, p) for p in patterns)
+
+
+def _wanted(path: Path, other_files: bool) -> bool:
+    name = path.name
+    return name.endswith(".py") or (other_files and (name.endswith(YAML_SUFFIXES) or is_dependency_file(name)))
+
+
+def _why(error: OSError) -> str:
+    return error.strerror or str(error)
+
+
+def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = False
+             ) -> Tuple[List[Candidate], List[str]]:
+    """Python modules below `names` (and, for `check`, YAML and dependency files), and one line
+    for each path that cannot be used; a file named explicitly is taken whatever its name."""
+    found: List[Candidate] = []
+    errors: List[str] = []
+    for name in names:
+        path = Path(name)
+        try:
+            if path.is_file():
+                if not _excluded(path, exclude):
+                    found.append(Candidate(path, named=True))
+            elif path.is_dir():
+                found += _walk(path, exclude, other_files, errors)
+            elif path.is_symlink():
+                errors.append(f"{name}: a symbolic link that leads nowhere (dangling, or a loop)")
+            else:
+                errors.append(f"{name}: no such file or directory")
+        except OSError as error:
+            errors.append(f"{name}: cannot read: {_why(error)}")
+    return found, errors
+
+
+def _walk(root: Path, exclude: Sequence[str], other_files: bool, errors: List[str]) -> Iterator[Candidate]:
+    def unreadable(error: OSError) -> None:
+        errors.append(f"{error.filename}: cannot read the directory: {_why(error)}")
+
+    for directory, subdirectories, names in os.walk(root, onerror=unreadable):
+        subdirectories[:] = sorted(d for d in subdirectories if not _excluded(Path(directory, d), exclude))
+        for file in sorted(names):
+            candidate = Path(directory, file)
+            if _wanted(candidate, other_files) and not _excluded(candidate, exclude):
+                yield Candidate(candidate, named=False)
+
+
+@dataclass
+class Decoded:
+    raw: bytes
+    text: str
+    encoding: str  # "utf-8-sig" keeps a BOM; an encoding cookie keeps its codec
+    seen: Optional[os.stat_result] = None  # the file as it was read: a write checks it is unchanged
+
+
+def read(path: Path) -> Decoded:
+    try:
+        raw = path.read_bytes()
+        seen = os.stat(path)
+        if not path.name.endswith(".py"):
+            return Decoded(raw, raw.decode("utf-8-sig"), "utf-8-sig", seen)
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+        return Decoded(raw, raw.decode(encoding), encoding, seen)  # newlines kept as they are
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:
+        reason = _why(error) if isinstance(error, OSError) else error
+        raise InputError(f"{path}: cannot read: {reason}") from None
+
+
+def _unchanged(seen: os.stat_result, now: os.stat_result) -> bool:
+    return (seen.st_size, seen.st_mtime_ns, seen.st_ino) == (now.st_size, now.st_mtime_ns, now.st_ino)
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or root in path.parents for root in roots)
+
+
+def write(path: Path, decoded: Decoded, new: bytes, roots: Sequence[Path]) -> None:
+    """Replace a file's content, keeping its mode, owner, links and everything around it.
+
+    The file is written to a temporary file beside it and renamed over it, after checking
+    again that the file is what was read (size, mtime, inode): a change made meanwhile is never
+    lost. A symbolic link is written through only when its target lies inside `roots` (the
+    paths given); a file with several hard links is rewritten in place so the links stay one
+    file; a file without write permission is left."""
+    target = path
+    if path.is_symlink():
+        target = Path(os.path.realpath(path))
+        if not _inside(target, roots):
+            raise InputError(f"{path}: a symbolic link to {target}, outside the paths given; left as it is")
+    try:
+        now = os.stat(target)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {_why(error)}") from None
+    if decoded.seen is None or not _unchanged(decoded.seen, now) or target.read_bytes() != decoded.raw:
+        raise InputError(f"{path}: changed on disk while being fixed; left as it is")
+    if not os.access(target, os.W_OK):
+        raise InputError(f"{path}: no permission to write it; left as it is")
+    try:
+        if now.st_nlink > 1:
+            _write_in_place(target, decoded, new)
+        else:
+            _replace(target, decoded, new, now)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {_why(error)}; left as it is") from None
+
+
+def _write_in_place(target: Path, decoded: Decoded, new: bytes) -> None:
+    with open(target, "r+b") as handle:
+        if not _unchanged(decoded.seen, os.fstat(handle.fileno())):
+            raise InputError(f"{target}: changed on disk while being fixed; left as it is")
+        handle.write(new)
+        handle.truncate()
+
+
+def _replace(target: Path, decoded: Decoded, new: bytes, now: os.stat_result) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(new)
+        os.chmod(temporary, stat.S_IMODE(now.st_mode))
+        if hasattr(os, "chown") and (now.st_uid, now.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temporary, now.st_uid, now.st_gid)
+            except PermissionError:  # only root may give a file away; the content still counts
+                pass
+        if not _unchanged(decoded.seen, os.stat(target)):  # the last moment before the rename
+            raise InputError(f"{target}: changed on disk while being fixed; left as it is")
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+@contextmanager
+def terminated_cleanly() -> Iterator[None]:
+    """SIGTERM ends the run through the same path as Ctrl-C, so a write in progress removes
+    its temporary file and leaves the original as it was."""
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, stop)
+    except ValueError:  # not the main thread: nothing to install
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+def unified_diff(path: Path, old: str, new: str) -> str:
+    """A patch `patch -p1` applies: lines end at "\\n" only (a CR-only file is one line to
+    patch), and a last line without one is marked as such."""
+    lines = difflib.unified_diff(_LINE.findall(old), _LINE.findall(new), fromfile=f"a/{path}", tofile=f"b/{path}")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
