@@ -2,10 +2,16 @@
 from __future__ import annotations
 
 import ast
+import sys
 import textwrap
+from pathlib import Path
 from typing import List, Tuple
 
 from flake8_no_apex.checker import check_tree
+
+# The console script of the environment running the tests (whatever is first on the PATH may
+# belong to another environment, or be missing).
+CONSOLE_SCRIPT = str(Path(sys.executable).with_name("flake8-no-apex"))
 
 
 # timm's pattern: a name bound to a no-op context manager, and to autocast in one branch only

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from helpers import CONSOLE_SCRIPT
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
 
 from flake8_no_apex import report
@@ -23,7 +25,7 @@ EXAMPLE = ROOT / "examples" / "legacy_train.py"
 
 
 def check(cwd, *args):
-    return subprocess.run([shutil.which("flake8-no-apex"), "check", *args], cwd=cwd,
+    return subprocess.run([CONSOLE_SCRIPT, "check", *args], cwd=cwd,
                           capture_output=True, text=True, check=False)
 
 
@@ -177,7 +179,7 @@ def test_show_targets(tmp_path):
 
 
 def test_rules_lists_every_row_and_explain_every_code():
-    listing = subprocess.run([shutil.which("flake8-no-apex"), "rules"], capture_output=True, text=True).stdout
+    listing = subprocess.run([CONSOLE_SCRIPT, "rules"], capture_output=True, text=True).stdout
     assert all(f"| [{rule.code}](#{rule.code.lower()}) | {rule.title} |" in listing for rule in RULES)
     for code in CODES:
         result = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", code.lower()],

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import CONSOLE_SCRIPT
+
 from flake8_no_apex.files import InputError, read, write
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
@@ -24,7 +26,7 @@ SAFE_FIXED = (
 
 
 def run(cwd, *args, module=False):
-    command = [sys.executable, "-m", "flake8_no_apex"] if module else [shutil.which("flake8-no-apex")]
+    command = [sys.executable, "-m", "flake8_no_apex"] if module else [CONSOLE_SCRIPT]
     return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
@@ -184,16 +186,23 @@ def test_missing_paths_and_symlink_loops_do_not_stop_the_others(tmp_path):
     assert result.returncode == 2 and "missing.py: no such file or directory" in result.stderr
 
 
-needs_permissions = pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0 and
-                                       subprocess.run(["id", "-u", "nobody"], capture_output=True).returncode != 0,
-                                       reason="needs a user without root's permissions")
-
-
 def as_nobody(command):
     """Root ignores file permissions: run the command as an unprivileged user where we are root."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *command]
     return command
+
+
+def _unprivileged_python_runs() -> bool:
+    probe = as_nobody([sys.executable, "-c", "import flake8_no_apex"])
+    try:
+        return subprocess.run(probe, capture_output=True, cwd=tempfile.gettempdir()).returncode == 0
+    except OSError:
+        return False
+
+
+needs_permissions = pytest.mark.skipif(not _unprivileged_python_runs(),
+                                       reason="this interpreter cannot run as an unprivileged user here")
 
 
 def run_unprivileged(cwd, *args):
