@@ -3,6 +3,7 @@ warning, and keeps the observable state: autocast device/dtype/enabled, GradScal
 custom_fwd results and gradients, the Trainer's precision plugin, TrainingArguments fields."""
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,41 @@ def test_old_classes_subclass_the_new_ones_so_isinstance_tells_them_apart():
     assert fix_text(program).text == program
     assert run(program).namespace["ok"] is True
     assert run(fix_text(program, unsafe=True).text).namespace["ok"] is False  # hence unsafe
+
+
+def test_the_stub_torch_of_the_property_tests_has_torchs_signatures():
+    """tests/stub_torch stands in for torch in the fast suite: it must take what torch takes."""
+    import importlib.util
+    import inspect
+    from pathlib import Path
+
+    import torch
+
+    stub_root = Path(__file__).parents[1] / "tests" / "stub_torch" / "torch"
+    pairs = {
+        "amp/autocast_mode.py": ("autocast", "custom_fwd", "custom_bwd"),
+        "amp/grad_scaler.py": ("GradScaler",),
+        "cuda/amp/autocast_mode.py": ("autocast", "custom_fwd", "custom_bwd"),
+        "cuda/amp/grad_scaler.py": ("GradScaler",),
+        "cpu/amp/autocast_mode.py": ("autocast",),
+        "cpu/amp/grad_scaler.py": ("GradScaler",),
+    }
+    for path, names in pairs.items():
+        module_name = "torch." + path[:-3].replace("/", ".")
+        real = importlib.import_module(module_name)
+        tree = ast.parse((stub_root / path).read_text())
+        for name in names:
+            stub = next(n for n in tree.body if getattr(n, "name", None) == name)
+            function = next(n for n in stub.body if getattr(n, "name", "") == "__init__") if isinstance(
+                stub, ast.ClassDef) else stub
+            real_object = getattr(real, name)
+            real_signature = inspect.signature(real_object.__init__ if inspect.isclass(real_object) else real_object)
+            stub_arguments = function.args
+            stub_names = [a.arg for a in [*stub_arguments.args, *stub_arguments.kwonlyargs]]
+            assert stub_names == list(real_signature.parameters), (module_name, name)
+            stub_defaults = [ast.unparse(d) for d in [*stub_arguments.defaults, *stub_arguments.kw_defaults] if d]
+            real_defaults = [p.default for p in real_signature.parameters.values() if p.default is not p.empty]
+            assert len(stub_defaults) == len(real_defaults), (module_name, name)
+            for text, value in zip(stub_defaults, real_defaults):
+                expected = eval(text, {"torch": torch})
+                assert expected == value, (module_name, name, text, value)

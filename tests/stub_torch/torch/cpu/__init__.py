@@ -1,0 +1,3 @@
+from torch.cpu import amp
+
+__all__ = ["amp"]

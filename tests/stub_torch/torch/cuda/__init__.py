@@ -1,0 +1,3 @@
+from torch.cuda import amp
+
+__all__ = ["amp"]

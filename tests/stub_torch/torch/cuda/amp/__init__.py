@@ -1,0 +1,4 @@
+from torch.cuda.amp.autocast_mode import autocast, custom_bwd, custom_fwd
+from torch.cuda.amp.grad_scaler import GradScaler
+
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd"]
