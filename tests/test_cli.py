@@ -334,3 +334,30 @@ def test_diff_applies_with_patch_without_a_final_newline_and_with_cr_endings(tmp
                              capture_output=True)
     assert patched.returncode == 0, patched.stdout + patched.stderr
     assert (tmp_path / "a.py").read_bytes() == (tmp_path / "expected" / "a.py").read_bytes()
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB file system, mounted where root may mount one (skipped elsewhere)."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount_point)],
+                             capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small file system here")
+    yield mount_point
+    subprocess.run(["umount", str(mount_point)], check=True)
+
+
+def test_a_full_disk_is_one_line_and_the_original_stays(full_disk):
+    source = "import torch\n" + "".join(f"s{i} = torch.cuda.amp.GradScaler()\n" for i in range(400))
+    (full_disk / "a.py").write_text(source)
+    with open(full_disk / "filler", "wb", buffering=0) as filler:  # fill the file system to the last byte
+        try:
+            while True:
+                filler.write(b"\0" * 1024)
+        except OSError:
+            pass
+    result = run(full_disk, "fix", "a.py")
+    assert_one_clear_line(result, "a.py: cannot write: No space left on device; left as it is")
+    assert (full_disk / "a.py").read_text() == source and not list(full_disk.glob(".*.tmp"))

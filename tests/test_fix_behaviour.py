@@ -104,7 +104,8 @@ def test_safe_fixes_keep_what_the_program_does(stub_torch, program):
 
 def test_the_stub_records_what_the_old_and_new_spellings_do(stub_torch):
     old = "import torch\nwith torch.cuda.amp.autocast(False):\n    pass\ns = torch.cuda.amp.GradScaler(8.0)\n"
-    new = 'import torch\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\ns = torch.amp.GradScaler("cuda", 8.0)\n'
+    new = ('import torch\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n'
+           's = torch.amp.GradScaler("cuda", 8.0)\n')
     assert behaviour(stub_torch, old) == behaviour(stub_torch, new)
-    wrong = 'import torch\nwith torch.amp.autocast("cuda", False):\n    pass\ns = torch.amp.GradScaler("cuda", 8.0)\n'
+    wrong = new.replace("enabled=False", "False")
     assert behaviour(stub_torch, wrong) != behaviour(stub_torch, old)  # False as the dtype: caught
