@@ -202,12 +202,14 @@ def _remove_listed(source: Source, element: SgNode) -> TextEdit:
 
 
 def _whole_lines(source: Source, edit: TextEdit) -> TextEdit:
-    """Widen a deletion to whole lines when it leaves only blanks on them."""
+    """Widen a deletion to whole lines when it leaves only blanks on them, or only the comment
+    that ended the deleted code's line (it was about that code; left, it would be stranded)."""
     line_start = source.text.rfind("\n", 0, edit.start) + 1
     newline = _NEWLINE.search(source.text, edit.end)
     line_end = newline.end() if newline else len(source.text)
-    rest = source.text[line_start:edit.start] + source.text[edit.end:newline.start() if newline else line_end]
-    if not rest.strip():
+    before = source.text[line_start:edit.start]
+    after = source.text[edit.end:newline.start() if newline else line_end]
+    if not before.strip() and (not after.strip() or after.lstrip().startswith("#")):
         return TextEdit(line_start, line_end, "")
     return edit
 

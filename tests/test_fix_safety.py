@@ -279,3 +279,55 @@ def test_the_old_half_of_a_try_probe_is_counted_as_a_shim():
               "@fwd\ndef f(x):\n    return x\n")
     result = fix_text("import torch\n" + source)
     assert result.text == "import torch\n" + source and result.shims >= 1
+
+
+def test_comments_of_a_removed_import_go_with_it():
+    check_transformed(
+        "from torch.cuda.amp import autocast  # mixed precision\nimport torch\nwith autocast():\n    pass\n",
+        'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n',
+    )
+    check_transformed(
+        """\
+        import torch
+        from torch.cuda.amp import (
+            autocast,  # the context
+            custom_fwd,
+        )
+        with autocast():
+            pass
+        x = custom_fwd
+        """,
+        """\
+        import torch
+        from torch.cuda.amp import (
+            custom_fwd,
+        )
+        with torch.amp.autocast("cuda"):
+            pass
+        x = custom_fwd
+        """,
+    )
+
+
+def test_hasattr_and_getattr_probes_are_fallbacks_too():
+    check_unchanged(
+        """\
+        import torch
+        if hasattr(torch.cuda.amp, "custom_fwd"):
+            fwd = torch.cuda.amp.custom_fwd
+        else:
+            fwd = lambda f: f
+        @fwd
+        def forward(ctx, x):
+            return x
+        """
+    )
+    check_unchanged(
+        """\
+        import torch
+        fwd = getattr(torch.cuda.amp, "custom_fwd", None) or (lambda f: f)
+        @fwd
+        def forward(ctx, x):
+            return x
+        """
+    )
