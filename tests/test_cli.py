@@ -361,3 +361,13 @@ def test_a_full_disk_is_one_line_and_the_original_stays(full_disk):
     result = run(full_disk, "fix", "a.py")
     assert_one_clear_line(result, "a.py: cannot write: No space left on device; left as it is")
     assert (full_disk / "a.py").read_text() == source and not list(full_disk.glob(".*.tmp"))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root can give files away")
+def test_owner_and_group_are_kept(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text(SAFE_ONLY)
+    os.chown(path, 65534, 65534)
+    result = run(tmp_path, "fix", "a.py")
+    assert result.returncode == 1 and path.read_text() == SAFE_FIXED
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
