@@ -7,7 +7,8 @@ tests/corpus.py). Prints:
 - flake8 -j1 with the plugin / flake8 -j1 without it (the plugin's cost to a flake8 user);
 - the plugin's own time (pre-filter + walk) / ast.parse of the same files;
 - the share of files the pre-filter rules out before any walk;
-- `flake8-no-apex check` / `flake8 --select APX` (the standalone command against its peer).
+- `flake8-no-apex check` / `flake8 --select APX` (the standalone command against its peer);
+- fixing a file with 4,000 fixes / one with 500 (CPU time; linear is 8x).
 Each timing is the best of --repeat runs, to damp the noise of a shared machine.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import corpus  # noqa: E402
 from flake8_no_apex.checker import check_tree  # noqa: E402
+from flake8_no_apex.fixer import fix_text  # noqa: E402
 from flake8_no_apex.prefilter import default as default_prefilter  # noqa: E402
 
 # flake8 has no switch to turn one plugin off: drop ours from the plugins it finds.
@@ -54,6 +56,17 @@ def flake8_time(tree: Path, repeat: int, with_plugin: bool, *options: str) -> fl
 def check_time(tree: Path, repeat: int) -> float:
     command = [sys.executable, "-m", "flake8_no_apex", "check", "--exit-zero", "-j", "1", str(tree)]
     return best_of(repeat, lambda: subprocess.run(command, capture_output=True, check=True))
+
+
+def fix_seconds(fixes: int, repeat: int) -> float:
+    """CPU time to fix a module with `fixes` independent fixes."""
+    source = "import torch\n" + "".join(f"s{i} = torch.cuda.amp.GradScaler()\n" for i in range(fixes))
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        fix_text(source)
+        times.append(time.process_time() - start)
+    return min(times)
 
 
 def main() -> None:
@@ -88,6 +101,8 @@ def main() -> None:
     print(f"plugin work / ast.parse of every file: {plugin / parse:.2f}x")
     print(f"flake8 -j1 with the plugin / without it: {full / bare:.3f}x")
     print(f"flake8-no-apex check / flake8 -j1 --select APX: {standalone / selected:.2f}x")
+    print(f"fix of 4,000 fixes / of 500 fixes: {fix_seconds(4000, args.repeat) / fix_seconds(500, args.repeat):.1f}x "
+          "(linear: 8x)")
 
 
 if __name__ == "__main__":
