@@ -200,6 +200,11 @@ def fix_apex_plugin(ctx, finding) -> Optional[Plan]:
 
 _APEX_AVAILABLE_ADVICE = ('delete the guard (no apex build since 25.07 has apex.amp), or use '
                           'lightning_utilities.core.imports.module_available("apex.amp")')
+_APEX_AVAILABLE_FIX = Fix(Grade.DISPLAY, "the guarded apex code has to go first")
+_APEX_AVAILABLE_AFTER = ('from lightning_utilities.core.imports import module_available\n\n'
+                         'HAS_APEX_AMP = module_available("apex.amp")\n')
+_AMP_TYPE_ADVICE = 'use the string value ("native" or "apex"), or delete the apex branch'
+_AMP_TYPE_FIX = Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole")
 
 
 def fix_drop(ctx, finding) -> Optional[Plan]:
@@ -322,8 +327,8 @@ RULES = [
         match=(Symbols("lightning.pytorch.utilities.enums", {"AMPType": ""}),),
         timeline=Timeline("lightning", "1.9.0", removed_in="2.0.0", source="PL-12"),
         subject="{name}",
-        advice='use the string value ("native" or "apex"), or delete the apex branch',
-        fix=Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole"),
+        advice=_AMP_TYPE_ADVICE,
+        fix=_AMP_TYPE_FIX,
         doc=("`pytorch_lightning.utilities.enums.AMPType` warns on every member access since Lightning 1.9 "
              "and is gone in 2.0."),
         before=('from pytorch_lightning.utilities.enums import AMPType\n\n'
@@ -338,8 +343,8 @@ RULES = [
                Symbols("lightning.fabric.utilities", {"AMPType": ""})),
         timeline=Timeline("lightning", None, removed_in="1.9.0", source="PL-12, LF-03"),
         subject="{name}",
-        advice='use the string value ("native" or "apex"), or delete the apex branch',
-        fix=Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole"),
+        advice=_AMP_TYPE_ADVICE,
+        fix=_AMP_TYPE_FIX,
         doc=("The re-export `pytorch_lightning.utilities.AMPType` and Lite's `lightning_lite.utilities.AMPType` "
              "were removed in Lightning 1.9 without a deprecation period: importing them is an ImportError "
              "from 1.9 on (only `utilities.enums.AMPType` warned, until 2.0)."),
@@ -376,15 +381,14 @@ RULES = [
         timeline=Timeline("lightning", None, removed_in="1.9.0", source="PL-14"),
         subject="{name}",
         advice=_APEX_AVAILABLE_ADVICE,
-        fix=Fix(Grade.DISPLAY, "the guarded apex code has to go first"),
+        fix=_APEX_AVAILABLE_FIX,
         doc=("`_APEX_AVAILABLE` (`module_available(\"apex.amp\")`) left `pytorch_lightning.utilities` in 1.9 "
              "without deprecation. `importlib.util.find_spec(\"apex.amp\")` is no replacement: it raises "
              "ModuleNotFoundError when apex is not installed, and `find_spec(\"apex\")` is also satisfied by "
              "the unrelated PyPI package `apex`. Lightning's own dependency `lightning_utilities` has the "
              "check it used, which returns False in both cases."),
         before="from pytorch_lightning.utilities import _APEX_AVAILABLE\n",
-        after=('from lightning_utilities.core.imports import module_available\n\n'
-               'HAS_APEX_AMP = module_available("apex.amp")\n'),
+        after=_APEX_AVAILABLE_AFTER,
         invalid=("from pytorch_lightning.utilities.imports import _APEX_AVAILABLE\n",),
     ),
     Rule(
@@ -394,12 +398,11 @@ RULES = [
         timeline=Timeline("lightning", None, removed_in="2.0.0", source="PL-14"),
         subject="{name}",
         advice=_APEX_AVAILABLE_ADVICE,
-        fix=Fix(Grade.DISPLAY, "the guarded apex code has to go first"),
+        fix=_APEX_AVAILABLE_FIX,
         doc=("Lightning 1.9 re-created `_APEX_AVAILABLE` privately in the apex plugin's module "
              "(`RequirementCache(\"apex\")`, which the unrelated PyPI `apex` satisfies); 2.0 deleted the module."),
         before="from pytorch_lightning.plugins.precision.apex_amp import _APEX_AVAILABLE\n",
-        after=('from lightning_utilities.core.imports import module_available\n\n'
-               'HAS_APEX_AMP = module_available("apex.amp")\n'),
+        after=_APEX_AVAILABLE_AFTER,
     ),
     Rule(
         code="APX007",
