@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -85,7 +86,7 @@ def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported
         if not prefilter.default().may_match(decoded.text):
             if candidate.named:
                 try:
-                    compile(decoded.text, str(path), "exec", flags=0x400, dont_inherit=True)  # ast.PyCF_ONLY_AST
+                    compile(decoded.text, str(path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
                 except SyntaxError as error:
                     raise _unparsable(path, error) from None
                 except (RecursionError, MemoryError):
@@ -339,7 +340,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
-    return args.run(args)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in progress has removed its temporary file
+        print("flake8-no-apex: interrupted; the files not written yet are as they were", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

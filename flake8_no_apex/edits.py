@@ -60,6 +60,7 @@ class Source:
     _starts: List[int] = field(init=False, repr=False)
     _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
     _by_kind: Dict[str, Dict[Tuple[int, int], SgNode]] = field(default_factory=dict, init=False, repr=False)
+    _by_start: Dict[str, Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -107,10 +108,13 @@ class Source:
         """The concrete nodes of a kind by (start, end), found once per kind (a lookup per fix
         would make fixing a file quadratic in its fixes)."""
         if kind not in self._by_kind:
-            nodes = self._by_kind[kind] = {}
-            for candidate in self.tree.find_all(kind=kind):
+            nodes: Dict[Tuple[int, int], SgNode] = {}
+            starting: Dict[int, SgNode] = {}
+            self._by_kind[kind], self._by_start[kind] = nodes, starting
+            for candidate in self.tree.find_all(kind=kind):  # outer nodes first
                 where = candidate.range()
                 nodes.setdefault((where.start.index, where.end.index), candidate)
+                starting.setdefault(where.start.index, candidate)
         return self._by_kind[kind]
 
     def cst(self, node: ast.AST, kind: str) -> Optional[SgNode]:
@@ -119,19 +123,22 @@ class Source:
 
     def cst_starting(self, node: ast.AST, kind: str) -> Optional[SgNode]:
         """The concrete node of `kind` that starts where the ast node does."""
-        start = self.span(node)[0]
-        return next((c for (first, _), c in sorted(self._nodes(kind).items()) if first == start), None)
+        self._nodes(kind)
+        return self._by_start[kind].get(self.span(node)[0])
+
+    def know_fstrings(self, tree: ast.AST) -> None:
+        """Where the f-strings are, from the module's tree (parsed anyway by whoever has it)."""
+        self._fstrings = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None):
+                start, end = self.span(node)
+                self._fstrings.append((start, end, self.text[start:end].lstrip("rRfFbBuU")[:1]))
 
     def requote(self, edit: TextEdit) -> TextEdit:
         """An edit inside an f-string uses the other quote: before Python 3.12 an f-string's
         expressions cannot contain its own quote character."""
         if self._fstrings is None:
-            self._fstrings = []
-            for node in ast.walk(ast.parse(self.text)):
-                if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None):
-                    start, end = self.span(node)
-                    quote = self.text[start:end].lstrip("rRfFbBuU")[:1]
-                    self._fstrings.append((start, end, quote))
+            self.know_fstrings(ast.parse(self.text))
         inside = [quote for start, end, quote in self._fstrings if start < edit.start and edit.end < end]
         if not inside or inside[-1] not in edit.text:
             return edit

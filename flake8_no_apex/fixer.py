@@ -279,6 +279,7 @@ class _Round:
     def of(cls, text: str, floors: Floors, selected: Callable[[str], bool]) -> "_Round":
         source = Source(text)
         tree = ast.parse(text)
+        source.know_fstrings(tree)
         checker = Checker(floors=floors, lines=source.lines)
         noqa = noqa_lines(source)
         findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
