@@ -180,6 +180,20 @@ def _bound_names(tree: ast.Module) -> Set[str]:
     return names
 
 
+def _dotted_references(tree: ast.Module) -> Set[str]:
+    """Every `a.b.c` attribute chain the module reads, as text."""
+    chains = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts = []
+            while isinstance(node, ast.Attribute):
+                parts.append(node.attr)
+                node = node.value
+            if isinstance(node, ast.Name):
+                chains.add(".".join([node.id, *reversed(parts)]))
+    return chains
+
+
 def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
     """id of each statement -> the block (body, else, finally) it is in."""
     blocks: Dict[int, List[ast.stmt]] = {}
@@ -193,18 +207,24 @@ def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
 
 def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[ImportKey]) -> List[Plan]:
     """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
-    be a re-export; one inside `try:` is a probe; `import a.b` also loads `a.b` for other code;
-    one named in `__all__` or a string annotation is still used: all of these stay. A block
-    whose every statement goes keeps a `pass`."""
+    be a re-export; one inside `try:` is a probe; one named in `__all__` or a string annotation
+    is still used; `import a.b` also loads `a.b`, so it stays while code still reaches `a.b`
+    through another import of `a`: all of these stay. A block whose every statement goes keeps
+    a `pass`."""
     guarded = _in_try(ctx.tree)
     named = _named_in_strings(ctx.tree)
+    reached = None
     removable = {}
     for key, alias, statement, binding in _import_keys(checker):
         name = alias.asname or alias.name.split(".")[0]
         if binding.uses or key not in used_before or name not in released or name in named:
             continue
-        if id(statement) in guarded or (isinstance(statement, ast.Import) and "." in alias.name and not alias.asname):
+        if id(statement) in guarded:
             continue
+        if isinstance(statement, ast.Import) and "." in alias.name and not alias.asname:
+            reached = _dotted_references(ctx.tree) if reached is None else reached
+            if any(chain == alias.name or chain.startswith(alias.name + ".") for chain in reached):
+                continue
         removable[id(alias)] = (alias, statement)
     whole = {id(s): s for _, s in removable.values() if all(id(other) in removable for other in s.names)}
     blocks = _blocks(ctx.tree)

@@ -331,3 +331,19 @@ def test_hasattr_and_getattr_probes_are_fallbacks_too():
             return x
         """
     )
+
+
+def test_a_dotted_import_goes_once_nothing_reaches_its_module():
+    """`import apex.normalization` must go with its last use (apex itself is what goes), but
+    `import torch.optim` stays while `torch.optim` is still reached through `import torch`."""
+    check_transformed(
+        "import apex.normalization\n\nnorm = apex.normalization.FusedRMSNorm(4096)\n",
+        "import torch\n\nnorm = torch.nn.RMSNorm(4096, eps=1e-5)\n",
+        unsafe=True,
+    )
+    check_transformed(
+        "import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\n"
+        "with torch.cuda.amp.autocast():\n    pass\n",
+        'import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\nwith torch.amp.autocast("cuda"):\n'
+        "    pass\n",
+    )
