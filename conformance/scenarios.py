@@ -241,6 +241,10 @@ SCENARIOS = {
         Raises(TypeError, "unexpected keyword argument 'half_precision_backend'"),
         invalid=(Raises(TypeError, "unexpected keyword argument 'fp16_backend'"),),
         observe=observe_training_arguments),
+    ("APX305", "half_precision_backend="): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'half_precision_backend'"),
+        invalid=(NOT_RUNNABLE, NOT_RUNNABLE),  # a dict of settings; a value bound elsewhere
+        observe=observe_training_arguments),
     ("APX303", "fp16_opt_level="): Scenario(
         Raises(TypeError, "unexpected keyword argument 'fp16_opt_level'"), invalid=(NOT_RUNNABLE,),
         observe=observe_training_arguments),

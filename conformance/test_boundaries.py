@@ -146,6 +146,12 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ("APX302", 'half_precision_backend="apex"'): (
         Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "half_precision_backend")),
     ),
+    ("APX305", "half_precision_backend="): (
+        Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "half_precision_backend")),
+        # dropping it is the replacement: native AMP became the only backend when the field went
+        Check("replacement", "5.0.0", lambda release: not member(ARGS, "TrainingArguments",
+                                                                 "half_precision_backend")(release)),
+    ),
     ("APX303", "fp16_opt_level="): (
         Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "fp16_opt_level")),
     ),

@@ -379,7 +379,7 @@ class Checker(ScopeVisitor):
     def _value_replacement(m: Keyword, value: object) -> Optional[str]:
         """The replacement for a matched value, "" when any value matches, None if no match."""
         if m.values is None:
-            return ""
+            return None if value in m.other_values else ""
         try:
             return m.values.get(value)
         except TypeError:  # unhashable literal

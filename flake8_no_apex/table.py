@@ -144,6 +144,7 @@ class Keyword:
     name: str
     callees: Tuple[str, ...] = ()
     values: Optional[Mapping[object, str]] = None  # literal value -> its replacement text
+    other_values: Tuple[object, ...] = ()  # with values=None: literal values another row reports
     position: Optional[int] = None
     library: Optional[str] = None
     any_call: bool = False

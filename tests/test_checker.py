@@ -448,7 +448,7 @@ def test_transformers_migrated_and_unrelated_code():
     check_noop(
         """
         from transformers import TrainingArguments
-        TrainingArguments("out", fp16=True, half_precision_backend="auto", optim="adamw_torch_fused")
+        TrainingArguments("out", fp16=True, optim="adamw_torch_fused")
         other(fp16_backend="apex")
         """
     )
@@ -582,3 +582,12 @@ def test_one_alias_per_scope_still_resolves():
                 pass
         """
     ) == ["APX201", "APX201"]
+
+
+def test_half_precision_backend_is_reported_for_5_x_targets_only():
+    """The current spelling on 4.x; a TypeError from 5.0 (and "apex" is APX302 everywhere)."""
+    source = 'from transformers import TrainingArguments\nTrainingArguments("o", half_precision_backend="auto")\n'
+    assert codes(source) == ["APX305"]
+    assert codes(source, floors={"transformers": Version("5.0")}) == ["APX305"]
+    assert codes(source, floors={"transformers": Version("4.57")}) == []
+    assert codes(source.replace('"auto"', '"apex"')) == ["APX302"]

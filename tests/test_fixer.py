@@ -500,3 +500,11 @@ def test_an_import_unused_before_the_fix_may_be_a_re_export_and_stays():
 def test_a_conditionally_bound_name_is_not_fixed():
     check_noop(CONDITIONAL_AUTOCAST)
     assert [f.line for f in fix_text(CONDITIONAL_AUTOCAST).remaining] == [6]
+
+
+def test_half_precision_backend_is_dropped_safely_where_it_chose_native_amp():
+    check_transformed('from transformers import TrainingArguments\n'
+                      'a = TrainingArguments("o", fp16=True, half_precision_backend="cuda_amp")\n',
+                      'from transformers import TrainingArguments\na = TrainingArguments("o", fp16=True)\n')
+    check_noop('from transformers import TrainingArguments\n'
+               'a = TrainingArguments("o", bf16=True, half_precision_backend="cpu_amp")\n')

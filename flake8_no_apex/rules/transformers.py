@@ -12,14 +12,15 @@ from ..table import ByFloor, Fix, Grade, Keyword, Rule, Symbols, Timeline
 TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
 
 
-def _option(name: str, values=None) -> Keyword:
+def _option(name: str, values=None, other_values=()) -> Keyword:
     """A TrainingArguments field: keyword, dict key or `--name` in a transformers module."""
-    return Keyword(name, callees=TRAINING_ARGUMENTS, values=values, library="transformers", dict_forms=True, argv=True)
+    return Keyword(name, callees=TRAINING_ARGUMENTS, values=values, other_values=other_values, library="transformers",
+                   dict_forms=True, argv=True)
 
 
 # Backend values that select native AMP on every 4.x release that accepts them ("amp" from 4.35 on;
 # 4.20-4.34 routed it to apex) and that 5.x, with native AMP as the only backend, does anyway.
-_NATIVE_BACKENDS = ("auto", "amp")
+_NATIVE_BACKENDS = ("auto", "amp", "cuda_amp")
 
 
 def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
@@ -29,6 +30,14 @@ def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
     if floor is not None and floor < Version("5.0"):
         edit = rename_option(ctx.source, site.node, "fp16_backend", "half_precision_backend")
         return plan([edit], Grade.SAFE) if edit else None
+    edit = drop_option(ctx.source, site.node, site.value_node)
+    return plan([edit], Grade.SAFE if site.value in _NATIVE_BACKENDS else Grade.UNSAFE) if edit else None
+
+
+def fix_drop_backend(ctx, finding) -> Optional[Plan]:
+    """Drop half_precision_backend, which 5.0 removed: safe where it chose native AMP, which
+    5.x always uses; unsafe for "cpu_amp" (or a value not written out)."""
+    site = finding.site
     edit = drop_option(ctx.source, site.node, site.value_node)
     return plan([edit], Grade.SAFE if site.value in _NATIVE_BACKENDS else Grade.UNSAFE) if edit else None
 
@@ -102,6 +111,32 @@ RULES = [
         invalid=('from transformers import TrainingArguments\nTrainingArguments("o", fp16_backend="apex")\n',),
         valid=('from transformers import TrainingArguments\nTrainingArguments("o", half_precision_backend="auto")\n',),
         fixer=fix_drop,
+    ),
+    Rule(
+        code="APX305",
+        title="half_precision_backend=",
+        match=(_option("half_precision_backend", other_values=("apex",)),),
+        timeline=Timeline("transformers", None, removed_in="5.0.0", replacement_since="5.0.0", source="TF-02"),
+        subject="TrainingArguments(half_precision_backend=...)",
+        advice="drop it and keep fp16=True or bf16=True (native AMP is the only backend)",
+        fix=Fix(Grade.SAFE, "5.x always uses native AMP, which \"auto\", \"amp\" and \"cuda_amp\" chose; dropping "
+                "\"cpu_amp\" or a computed value is unsafe"),
+        doc=("transformers 5.0 removed `half_precision_backend` (the 4.13 name of `fp16_backend`): the dataclass "
+             "raises TypeError for any value. Reported only for projects whose oldest supported transformers is "
+             "5.0 or newer: on 4.x it is the current spelling. `\"apex\"` is APX302."),
+        before=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True, half_precision_backend="auto")\n'
+        ),
+        after=(
+            'from transformers import TrainingArguments\n\n'
+            'args = TrainingArguments("out", fp16=True)\n'
+        ),
+        invalid=('import transformers\nconfig = {"half_precision_backend": "cuda_amp"}\n',
+                 'from transformers import TrainingArguments\n'
+                 'TrainingArguments("o", half_precision_backend=backend)\n'),
+        valid=('from transformers import TrainingArguments\nTrainingArguments("o", half_precision_backend="apex")\n',),
+        fixer=fix_drop_backend,
     ),
     Rule(
         code="APX303",
