@@ -167,11 +167,12 @@ SCENARIOS = {
             NOT_RUNNABLE, NOT_RUNNABLE,  # an argument vector, a parser definition
             Raises(TypeError, "unexpected keyword argument 'amp_backend'"),
             NOT_RUNNABLE,  # a partial, called later
+            NOT_RUNNABLE,  # lightning-flash is not installed: its Trainer subclasses Lightning's (cited)
         ),
         observe=observe_trainer),
     ("APX003", "amp_level="): Scenario(
         Raises(TypeError, "unexpected keyword argument 'amp_level'"),
-        invalid=(Raises(TypeError, "positional argument"), NOT_RUNNABLE),
+        invalid=(Raises(TypeError, "positional argument"), NOT_RUNNABLE, NOT_RUNNABLE),  # argv; a dict being built
         observe=observe_trainer),
     ("APX004", "ApexMixedPrecisionPlugin"): Scenario(
         Raises(ImportError, "ApexMixedPrecisionPlugin"),
@@ -207,7 +208,8 @@ SCENARIOS = {
     ("APX007", "1.x base class precision.mixed.MixedPrecisionPlugin"): Scenario(
         Raises(ModuleNotFoundError, "precision.mixed"), prelude=LIGHTNING_SELF, verdict="wheel source"),
     ("APX008", 'precision=16 and "bf16"'): Scenario(
-        DISCOURAGED, invalid=(DISCOURAGED, DISCOURAGED), observe=observe_trainer),
+        DISCOURAGED, invalid=(DISCOURAGED, DISCOURAGED, DISCOURAGED), observe=observe_trainer,
+        prelude="import types\nargs = types.SimpleNamespace(fp16=True)\n"),
     ("APX008", "precision=32 and 64"): Scenario(SILENT, invalid=(SILENT, SILENT), observe=observe_trainer),
     ("APX009", "using_native_amp"): Scenario(
         Raises(TypeError, "missing .* required positional argument"), epilogue=FIT_ONE_STEP),

@@ -112,6 +112,14 @@ def _literal(node: Optional[ast.AST]) -> object:
     return None
 
 
+def _branches(m: Keyword, value: ast.AST) -> List[ast.AST]:
+    """The values a keyword may take: both arms of `16 if fp16 else 32` (nested too), when the
+    row looks for particular literal values; otherwise the expression itself."""
+    if m.values is None or not isinstance(value, ast.IfExp):
+        return [value]
+    return [*_branches(m, value.body), *_branches(m, value.orelse)]
+
+
 _IMPORT_KEYWORD = re.compile(r"\bimport\b")
 
 
@@ -365,15 +373,18 @@ class Checker(ScopeVisitor):
             self.report(rule, Site(argument, prefix, replacement), (argument.lineno, argument.col_offset))
 
     def _keyword(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value, callee, call, is_dict) -> None:
-        replacement = self._value_replacement(m, _literal(value))
-        if replacement is None:
-            return
-        site = Site(at, name, replacement, call=call, value=_literal(value), value_node=value)
-        position = (at.lineno, at.col_offset)
         if callee and any(symbol_matches(spec, callee) for spec in m.callees):
-            self.report(rule, site, position)
+            library = None
         elif m.any_call or (m.dict_forms and is_dict):
-            self.report(rule, site, position, library=m.library)
+            library = m.library
+        else:
+            return
+        for branch in _branches(m, value):
+            replacement = self._value_replacement(m, _literal(branch))
+            if replacement is not None:
+                site = Site(at, name, replacement, call=call, value=_literal(branch), value_node=branch)
+                where = at if branch is value else branch  # each literal branch of `16 if fp16 else 32`
+                self.report(rule, site, (where.lineno, where.col_offset), library=library)
 
     @staticmethod
     def _value_replacement(m: Keyword, value: object) -> Optional[str]:
@@ -387,13 +398,26 @@ class Checker(ScopeVisitor):
 
     def visit_Dict(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values):
-            name = _literal(key)
-            for m, rule in self.index.dict_keys.get(name, ()) if isinstance(name, str) else ():
-                replacement = self._value_replacement(m, _literal(value))
-                if replacement is not None:
-                    site = Site(key, name, replacement, value=_literal(value), value_node=value)
-                    self.report(rule, site, (key.lineno, key.col_offset), library=m.library)
+            self._setting(key, value)
         self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """`trainer_args["amp_level"] = level`: a setting assembled piece by piece."""
+        super().visit_Assign(node)
+        for target in node.targets:
+            if isinstance(target, ast.Subscript) and isinstance(target.ctx, ast.Store):
+                self._setting(target.slice, node.value)
+
+    def _setting(self, key: ast.AST, value: ast.AST) -> None:
+        """A string key with its value, in a dict or assigned to one, in a module importing the library."""
+        name = _literal(key)
+        for m, rule in self.index.dict_keys.get(name, ()) if isinstance(name, str) else ():
+            for branch in _branches(m, value):
+                replacement = self._value_replacement(m, _literal(branch))
+                if replacement is not None:
+                    site = Site(key, name, replacement, value=_literal(branch), value_node=branch)
+                    where = key if branch is value else branch
+                    self.report(rule, site, (where.lineno, where.col_offset), library=m.library)
 
     def _visit_sequence(self, node) -> None:
         if isinstance(node.ctx, ast.Load):

@@ -26,7 +26,8 @@ LIBRARY_NAMES = {
 # distribution names; the resolver folds them into `lightning.pytorch` / `lightning.fabric`.
 LIBRARY_ROOTS = {
     "apex": ("apex",),
-    "lightning": ("lightning", "pytorch_lightning", "lightning_fabric", "lightning_lite"),
+    "lightning": ("lightning", "pytorch_lightning", "lightning_fabric", "lightning_lite",
+                  "flash"),  # lightning-flash: its Trainer subclasses Lightning's
     "torch": ("torch",),
     "transformers": ("transformers",),
 }

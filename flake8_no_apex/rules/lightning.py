@@ -12,9 +12,12 @@ from ..edits import Plan, TextEdit, drop_option, plan, remove_argument, rename_a
 from ..resolve import canonical
 from ..table import DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Rule, Symbols, Timeline
 
-TRAINERS = ("lightning:Trainer", "lightning:Trainer.from_argparse_args", "lightning:LightningLite")
+# Trainers of the Lightning ecosystem that take the Trainer's arguments (subclasses of it):
+# add a wrapper here, and its import root to LIBRARY_ROOTS["lightning"].
+TRAINER_WRAPPERS = ("flash:Trainer",)
+TRAINERS = ("lightning:Trainer", "lightning:Trainer.from_argparse_args", "lightning:LightningLite", *TRAINER_WRAPPERS)
 _DEEPSPEED_PRECISION = ("lightning:DeepSpeedPrecisionPlugin", "lightning:DeepSpeedPrecision")
-_PRECISION_CALLEES = ("lightning:Trainer", "lightning:Fabric", "lightning:LightningLite")
+_PRECISION_CALLEES = ("lightning:Trainer", "lightning:Fabric", "lightning:LightningLite", *TRAINER_WRAPPERS)
 _PRECISION_CALLEES_DOC = ("Only calls that resolve to a Lightning `Trainer`, `Fabric` or `LightningLite` (subclasses "
                           "and `functools.partial` included) are checked: `precision=16` elsewhere is not Lightning's.")
 
@@ -249,6 +252,7 @@ RULES = [
             'import pytorch_lightning as pl\ndef build(**kw):\n    return pl.Trainer(**kw)\n'
             'build(amp_backend="apex")\n',
             'import functools, pytorch_lightning as pl\nmake = functools.partial(pl.Trainer, amp_backend="apex")\n',
+            'import flash\ntrainer = flash.Trainer(amp_backend="apex")\n',
         ),
         valid=(
             'from mylib import Trainer\ntrainer = Trainer(amp_backend="apex")\n',
@@ -279,8 +283,10 @@ RULES = [
             'from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\n'
             'p = DeepSpeedPrecisionPlugin(16, "apex", "O2")\n',
             'import pytorch_lightning as pl\nsys.argv += ["--trainer.amp_level=O2"]\n',
+            'import pytorch_lightning as pl\ntrainer_args = {}\ntrainer_args["amp_level"] = "O2"\n',
         ),
-        valid=('cfg = dict(amp_level="O1")\n', 'import nemo\nmodel = nemo.Model(amp_level="O1")\n'),
+        valid=('cfg = dict(amp_level="O1")\n', 'import nemo\nmodel = nemo.Model(amp_level="O1")\n',
+               'settings = {}\nsettings["amp_level"] = "O1"\n'),
         fixer=fix_drop,
     ),
     Rule(
@@ -520,7 +526,8 @@ RULES = [
         subject="precision={value}",
         advice="use precision={replacement}",
         fix=Fix(Grade.SAFE, "Lightning maps the legacy value to exactly this one"),
-        doc=("Lightning 2.0 renamed the precision values: 16 -> \"16-mixed\", \"bf16\" -> \"bf16-mixed\". "
+        doc=("Lightning 2.0 renamed the precision values: 16 -> \"16-mixed\", \"bf16\" -> \"bf16-mixed\" (each "
+             "literal arm of `16 if fp16 else 32` too). "
              "The old ones still work, with a UserWarning (not a deprecation warning): \"`precision=16` is "
              "supported for historical reasons but its usage is discouraged. Please set your precision to "
              "16-mixed instead!\". " + _PRECISION_CALLEES_DOC),
@@ -529,6 +536,7 @@ RULES = [
         invalid=(
             'import lightning as L\nfabric = L.Fabric(precision="bf16")\n',
             'import pytorch_lightning as pl\nt = pl.Trainer(**{"precision": 16})\n',
+            'import pytorch_lightning as pl\nt = pl.Trainer(precision=16 if args.fp16 else 32)\n',
         ),
         valid=(
             'import numpy as np\nimport pytorch_lightning as pl\nnp.set_printoptions(precision=16)\n',
