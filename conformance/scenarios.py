@@ -33,6 +33,7 @@ optimizer = torch.optim.SGD(params, lr=0.1)
 loss = model(x).sum()
 local_rank = 0
 scaler = torch.amp.GradScaler("cuda")
+torch_version_at_least = lambda version: True  # noqa: E731  (a project's own version helper)
 """
 # One process of a gloo group, for DistributedDataParallel on the CPU.
 PROCESS_GROUP = TORCH + """\
@@ -218,7 +219,7 @@ SCENARIOS = {
         Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated"),
         invalid=(
             SILENT,  # only imports the name
-            *[Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated")] * 3,
+            *[Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated")] * 4,
         ),
         prelude=TORCH, observe=default_observation),
     ("APX202", "torch.cpu.amp.autocast"): Scenario(

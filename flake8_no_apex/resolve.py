@@ -70,14 +70,47 @@ class Scope(Dict[str, Binding]):
 _VERSION_WORDS = re.compile(r"version|greater|less|_ge_|_lt_|at_least|older|newer", re.IGNORECASE)
 
 
-def _is_version_check(test: ast.AST) -> bool:
-    """`torch.__version__ >= ...`, `_TORCH_GREATER_EQUAL_2_4`, `hasattr(torch, "amp")`, ..."""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Name) and (_VERSION_WORDS.search(node.id) or node.id == "hasattr"):
+_OLDER_WORDS = re.compile(r"less|_lt_|older|below|before", re.IGNORECASE)
+NEWER, OLDER, EITHER = "newer", "older", "either"  # which releases take a version-checked body
+
+
+def _mentions_version(node: ast.AST) -> bool:
+    for part in ast.walk(node):
+        if isinstance(part, ast.Name) and (_VERSION_WORDS.search(part.id) or part.id == "hasattr"):
             return True
-        if isinstance(node, ast.Attribute) and _VERSION_WORDS.search(node.attr):
+        if isinstance(part, ast.Attribute) and _VERSION_WORDS.search(part.attr):
             return True
     return False
+
+
+def version_check(test: ast.AST) -> Optional[str]:
+    """Whether an `if` test checks a library's version, and if so which releases take its body:
+    NEWER (`torch.__version__ >= "2.4"`, `_TORCH_GREATER_EQUAL_2_4`, `at_least("1.10")`,
+    `hasattr(torch, "amp")`), OLDER (`<`, `_LESS_THAN_`, `not ...`) or EITHER. None when it is
+    no version check: also when it mixes in other tests (`use_half and at_least("1.10")`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = version_check(test.operand)
+        return {NEWER: OLDER, OLDER: NEWER}.get(inner, inner)
+    if isinstance(test, ast.BoolOp):
+        parts = [version_check(value) for value in test.values]
+        return EITHER if all(parts) else None
+    if not _mentions_version(test):
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left_is_version = _mentions_version(test.left)
+        operator = test.ops[0]
+        if isinstance(operator, (ast.GtE, ast.Gt)):
+            return NEWER if left_is_version else OLDER
+        if isinstance(operator, (ast.Lt, ast.LtE)):
+            return OLDER if left_is_version else NEWER
+        return EITHER
+    names = [p.id if isinstance(p, ast.Name) else p.attr
+             for p in ast.walk(test) if isinstance(p, (ast.Name, ast.Attribute))]
+    if any(_OLDER_WORDS.search(name) for name in names):
+        return OLDER
+    if any(re.search(r"greater|_ge_|at_least|newer|hasattr", name, re.IGNORECASE) for name in names):
+        return NEWER
+    return EITHER
 
 
 def chain_root(node: ast.AST) -> ast.AST:
@@ -382,19 +415,23 @@ class ScopeVisitor(ast.NodeVisitor):
         new_first = new_second = False
         if node.orelse:
             new_first, new_second = self.uses_new_spelling(node.body), self.uses_new_spelling(node.orelse)
-        version_check = _is_version_check(node.test)
+        takes_body = version_check(node.test)
+        takes_else = {NEWER: OLDER, OLDER: NEWER}.get(takes_body, takes_body)
         scope = self.scopes[-1]
         kept = {}
-        for branch, other_new, new in ((node.body, new_second, new_first), (node.orelse, new_first, new_second)):
-            dual_path = other_new and not new  # the other branch has the new spelling: whatever the
-            fallback = dual_path and version_check  # condition says, this one is for old releases
+        branches = ((node.body, new_second, new_first, takes_body), (node.orelse, new_first, new_second, takes_else))
+        for branch, other_new, new, releases in branches:
+            dual_path = other_new and not new  # the other branch has the new spelling: never fixed
+            # reported only when it is the branch for newer releases (the deprecated spelling in
+            # the path every current release takes) or the check is no version check at all
+            fallback = dual_path and releases is not None and releases != NEWER
             before = dict(scope)
             self.in_fallback += fallback
             self.in_dual_path += dual_path
             self._visit_guarded(branch)
             self.in_fallback -= fallback
             self.in_dual_path -= dual_path
-            if new and not other_new and version_check:
+            if new and not other_new and takes_body is not None:
                 kept.update({k: v for k, v in scope.items() if before.get(k) is not v})
         scope.update(kept)
 

@@ -1,6 +1,7 @@
 """Names are resolved, not grepped: aliases, scopes, shims and look-alikes per family."""
 from __future__ import annotations
 
+import pytest
 from packaging.version import Version
 
 from helpers import CONDITIONAL_AUTOCAST, check_noop, codes, messages, report
@@ -591,3 +592,15 @@ def test_half_precision_backend_is_reported_for_5_x_targets_only():
     assert codes(source, floors={"transformers": Version("5.0")}) == ["APX305"]
     assert codes(source, floors={"transformers": Version("4.57")}) == []
     assert codes(source.replace('"auto"', '"apex"')) == ["APX302"]
+
+
+@pytest.mark.parametrize("condition, reported", [
+    ("torch_version_at_least('1.10')", True),  # the deprecated spelling in the branch new releases take
+    ("torch.__version__ < '1.10'", False),  # ... in the branch old releases take: a fallback
+    ("not _TORCH_GREATER_EQUAL_1_10", False),
+    ("use_half and torch_version_at_least('1.10')", True),  # mixed tests: no version check
+])
+def test_a_deprecated_spelling_is_a_fallback_only_in_the_old_releases_branch(condition, reported):
+    source = (f"import torch\nif {condition}:\n    with torch.cuda.amp.autocast():\n        pass\n"
+              "else:\n    with torch.autocast('cuda'):\n        pass\n")
+    assert codes(source) == (["APX201"] if reported else [])

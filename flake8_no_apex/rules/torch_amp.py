@@ -140,6 +140,9 @@ RULES = [
             "import torch.cuda.amp as tca\ntca.autocast()\n",
             "from torch.cuda import amp\n\n@amp.autocast()\ndef forward(x):\n    return x\n",
             "import torch as th\nctx = th.cuda.amp.autocast_mode.autocast(dtype=th.bfloat16)\n",
+            # the deprecated spelling in the branch that current releases take is no fallback
+            "import torch\nif torch_version_at_least('1.10'):\n    with torch.cuda.amp.autocast():\n        pass\n"
+            "else:\n    with torch.autocast('cuda'):\n        pass\n",
         ),
         valid=(
             "import torch\nwith torch.autocast(device_type=\"cuda\"):\n    pass\n",
