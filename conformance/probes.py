@@ -79,11 +79,12 @@ def has_file(path: str) -> Probe:
     return lambda release: release.has(path)
 
 
-def parameter(path: str, owner: str, name: str, function: str = "__init__") -> Probe:
-    """`owner.function` (a class's `__init__` by default) takes a parameter `name`."""
+def parameter(path: str, owner: str, name: str, function: Optional[str] = "__init__") -> Probe:
+    """`owner.function` (a class's `__init__` by default; `owner` itself with function=None)
+    takes a parameter `name`."""
     def probe(release: Release) -> bool:
         tree = _tree(release, path)
-        node = _definition(tree, owner, function) if tree else None
+        node = _definition(tree, *((owner,) if function is None else (owner, function))) if tree else None
         if node is None:
             return False
         arguments = node.args

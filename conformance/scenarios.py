@@ -235,6 +235,11 @@ SCENARIOS = {
         invalid=(Warns(TORCH_DEPRECATION, r"torch\.cuda\.amp\.custom_bwd\(args\.\.\.\)` is deprecated"),),
         prelude=TORCH, epilogue="_output = F.apply(x)\n",
         observe=lambda outcome: (default_observation(outcome), outcome.namespace["_output"].tolist())),
+    ("APX205", "torch.cuda.amp.grad_scaler internals"): Scenario(
+        Raises(ImportError, "_refresh_per_optimizer_state"), prelude=TORCH),
+    ("APX205", "torch.cuda.amp.grad_scaler.OptState"): Scenario(SILENT, prelude=TORCH),
+    ("APX205", "torch.cuda.amp.autocast_mode._cast"): Scenario(
+        Warns(TORCH_DEPRECATION, r"autocast_mode\._cast\(value, dtype\)` is deprecated"), prelude=TORCH),
     # --- transformers -----------------------------------------------------------------------------
     ("APX301", "fp16_backend="): Scenario(
         Raises(TypeError, "unexpected keyword argument 'fp16_backend'"),

@@ -138,6 +138,17 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
         Check("deprecated", "2.4.0", warns("torch/cuda/amp/autocast_mode.py", "custom_fwd")),
         Check("replacement", "2.4.0", binds("torch/amp/__init__.py", "custom_fwd")),
     ),
+    ("APX205", "torch.cuda.amp.grad_scaler internals"): (
+        Check("removed", "2.3.0", binds("torch/cuda/amp/grad_scaler.py", "_refresh_per_optimizer_state")),
+        Check("replacement", "2.3.0", binds("torch/amp/grad_scaler.py", "_refresh_per_optimizer_state")),
+    ),
+    ("APX205", "torch.cuda.amp.grad_scaler.OptState"): (  # a legacy spelling: only the new home arrives
+        Check("replacement", "2.3.0", binds("torch/amp/grad_scaler.py", "OptState")),
+    ),
+    ("APX205", "torch.cuda.amp.autocast_mode._cast"): (
+        Check("deprecated", "2.4.0", warns("torch/cuda/amp/autocast_mode.py", "_cast")),
+        Check("replacement", "2.4.0", parameter("torch/amp/autocast_mode.py", "_cast", "device_type", function=None)),
+    ),
     ("APX301", "fp16_backend="): (
         Check("deprecated", "4.13.0", warns_for_value(ARGS, "fp16_backend", _fp16_backend_of_the_example())),
         Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "fp16_backend")),

@@ -55,7 +55,10 @@ def bind(function: object, call: ast.Call) -> None:
     """Bind the call's arguments (values do not matter, names and counts do) to the signature."""
     args = [object() for a in call.args if not isinstance(a, ast.Starred)]
     kwargs = {k.arg: object() for k in call.keywords if k.arg is not None}
-    signature = inspect.signature(function)
+    try:
+        signature = inspect.signature(function)
+    except ValueError:  # a builtin without one (torch.ones): existence is what was checked
+        return
     if inspect.isclass(function):
         signature = inspect.signature(function.__init__)
         args = [object(), *args]  # self

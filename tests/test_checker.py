@@ -604,3 +604,15 @@ def test_a_deprecated_spelling_is_a_fallback_only_in_the_old_releases_branch(con
     source = (f"import torch\nif {condition}:\n    with torch.cuda.amp.autocast():\n        pass\n"
               "else:\n    with torch.autocast('cuda'):\n        pass\n")
     assert codes(source) == (["APX201"] if reported else [])
+
+
+def test_a_local_subclass_is_reported_once_at_its_class_statement():
+    assert report(
+        """\
+        import pytorch_lightning as pl
+        class MyAmpPlugin(pl.plugins.NativeMixedPrecisionPlugin):
+            pass
+        p = MyAmpPlugin(16, "cuda")
+        ok = isinstance(p, MyAmpPlugin)
+        """
+    ) == [(2, 19, "APX007")]

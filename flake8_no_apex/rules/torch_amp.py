@@ -5,7 +5,7 @@ import ast
 from typing import List, Optional
 
 from ..edits import Plan, TextEdit, open_paren, replace, torch_plan
-from ..table import Fix, Floors, Grade, Rule, Site, Symbols, Timeline
+from ..table import LEGACY, Fix, Floors, Grade, Rule, Site, Symbols, Timeline
 
 # The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
 # (device_type, dtype, enabled, cache_enabled). Positional arguments must become keywords.
@@ -222,5 +222,50 @@ RULES = [
         valid=("from torch.amp import custom_fwd\n\n@custom_fwd(device_type=\"cuda\")\ndef f(x):\n    return x\n",),
         shim_exempt=True,
         fixer=fix_reference,
+    ),
+    Rule(
+        code="APX205",
+        title="torch.cuda.amp.grad_scaler internals",
+        match=(Symbols("torch.cuda.amp.grad_scaler", {"_refresh_per_optimizer_state":
+                                                      "torch.amp.grad_scaler._refresh_per_optimizer_state"}),),
+        timeline=Timeline("torch", None, removed_in="2.3.0", replacement_since="2.3.0", source="PT-08"),
+        subject="{name}",
+        advice="use {replacement} (private: it moved when torch.amp.GradScaler arrived)",
+        fix=Fix(Grade.DISPLAY, "a private helper: whoever imports it should look at what else moved"),
+        doc=("torch 2.3 moved the GradScaler implementation to `torch.amp.grad_scaler`; "
+             "`torch.cuda.amp.grad_scaler` kept only the public class and `OptState`, so importing "
+             "`_refresh_per_optimizer_state` from it is an ImportError from 2.3 on."),
+        before="from torch.cuda.amp.grad_scaler import _refresh_per_optimizer_state\n",
+        after="from torch.amp.grad_scaler import _refresh_per_optimizer_state\n",
+        valid=("from torch.amp.grad_scaler import OptState, _refresh_per_optimizer_state\n",
+               "from torch.cuda.amp.common import amp_definitely_not_available\n"),
+    ),
+    Rule(
+        code="APX205",
+        title="torch.cuda.amp.grad_scaler.OptState",
+        match=(Symbols("torch.cuda.amp.grad_scaler", {"OptState": "torch.amp.grad_scaler.OptState"}),),
+        timeline=Timeline("torch", "2.3.0", replacement_since="2.3.0", source="PT-08", status=LEGACY),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "an internal enum; the import moves with the GradScaler code that uses it"),
+        doc=("Since torch 2.3 `OptState` lives in `torch.amp.grad_scaler`; the old module re-exports it "
+             "without a warning."),
+        before="from torch.cuda.amp.grad_scaler import OptState\n",
+        after="from torch.amp.grad_scaler import OptState\n",
+    ),
+    Rule(
+        code="APX205",
+        title="torch.cuda.amp.autocast_mode._cast",
+        match=(Symbols("torch.cuda.amp.autocast_mode",
+                       {"_cast": "torch.amp.autocast_mode._cast(value, \"cuda\", dtype)"}),),
+        timeline=Timeline("torch", "2.4.0", replacement_since="2.4.0", source="PT-07"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "a private helper whose new signature takes the device between value and dtype"),
+        doc="`torch.cuda.amp.autocast_mode._cast(value, dtype)` emits a FutureWarning since torch 2.4.",
+        before=("import torch\nfrom torch.cuda.amp.autocast_mode import _cast\n\n"
+                "half = _cast(torch.ones(2), torch.float16)\n"),
+        after=('import torch\nfrom torch.amp.autocast_mode import _cast\n\n'
+               'half = _cast(torch.ones(2), "cuda", torch.float16)\n'),
     ),
 ]
