@@ -15,7 +15,10 @@ from .config import ConfigError, Settings, load
 from .edits import Source
 from .files import Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .fixer import FixError, analyse, fix_text, is_shim, noqa_lines
-from .nonpython import YAML_SUFFIXES, YamlError, check_dependencies, check_yaml, looks_like_lightning_config
+from .nonpython import (
+    YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_trainer_group,
+    looks_like_lightning_config,
+)
 from .rules import CODES, RULES
 from .spellings import spell
 from .targets import TargetError, Targets, detect, parse_option
@@ -99,17 +102,28 @@ def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported
             raise _unparsable(path, error) from None
         except (RecursionError, MemoryError):
             raise _too_deep(path) from None
-        return [_located(source, finding, str(path), plan) for finding, plan in planned]
+        located = [_located(source, finding, str(path), plan) for finding, plan in planned]
+        return located + (_plain(path, decoded, check_dependencies(path.name, decoded.text, floors), selected)
+                          if path.name == "setup.py" else [])
     floors = targets_for(settings, path).floors
     if path.name.endswith(YAML_SUFFIXES):
         try:
-            found = check_yaml(decoded.text, floors) if looks_like_lightning_config(decoded.text) else []
+            group = is_trainer_group(path)
+            lightning = group or looks_like_lightning_config(decoded.text)
+            found = check_yaml(decoded.text, floors, group) if lightning else []
+            if is_conda_environment(path.name, decoded.text):
+                found += check_conda(decoded.text, floors)
         except YamlError as error:
             raise InputError(f"{path}: {error}") from None
         except RecursionError:
             raise _too_deep(path) from None
     else:
         found = check_dependencies(path.name, decoded.text, floors)
+    return _plain(path, decoded, found, selected)
+
+
+def _plain(path: Path, decoded, found, selected) -> List[report.Reported]:
+    """Findings without a fix, of a file that is no Python module (or of setup.py's requirements)."""
     noqa = noqa_lines(Source(decoded.text))
     return [
         report.Reported(str(path), f.line, f.col + 1, f.line, f.col + 1, f.code, f.message, f.rule.fix.grade.value)

@@ -3,6 +3,7 @@
 files that pin NVIDIA apex. Same codes and messages as in Python, at the exact line."""
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterator, List, Optional, Tuple
 
@@ -57,9 +58,10 @@ class YamlError(ValueError):
     """A YAML file that cannot be checked."""
 
 
-def check_yaml(text: str, floors: Floors) -> List[Finding]:
-    """Trainer settings under any `trainer:` key (also below `fit:` and other subcommands),
-    and `class_path` values that name a deprecated Lightning class. Each node is visited once,
+def check_yaml(text: str, floors: Floors, trainer_group: bool = False) -> List[Finding]:
+    """Trainer settings under any `trainer:` key (also below `fit:` and other subcommands), at
+    the top level of a Hydra config group for the trainer (`trainer_group`: a file in a
+    `trainer/` folder), and `class_path` values that name a deprecated Lightning class. Each node is visited once,
     however many aliases refer to it: a self-referencing anchor or a "billion laughs" file
     costs its size, not its expansion."""
     if len(text) > MAX_YAML_BYTES:
@@ -97,8 +99,13 @@ def check_yaml(text: str, floors: Floors) -> List[Finding]:
                 walk(item, under_trainer)
 
     if root is not None:
-        walk(root, False)
+        walk(root, trainer_group)
     return [f for f in found if f is not None]
+
+
+def is_trainer_group(path) -> bool:
+    """A Hydra config group of Trainer arguments: `conf/trainer/default.yaml`."""
+    return path.parent.name == "trainer"
 
 
 def looks_like_lightning_config(text: str) -> bool:
@@ -140,24 +147,91 @@ def _quoted_strings(text: str) -> Iterator[Tuple[int, int, str]]:
 
 
 def check_dependencies(name: str, text: str, floors: Floors) -> List[Finding]:
-    """Requirements/constraints files, pyproject.toml dependency strings, setup.cfg."""
+    """Requirements/constraints files, pyproject.toml dependency strings, setup.cfg, setup.py."""
     if name == "pyproject.toml":
         try:
             tomllib.loads(text)
         except ValueError:
             return []
         candidates = list(_quoted_strings(text))
+    elif name == "setup.py":
+        candidates = list(_setup_py_requirements(text))
     else:
         candidates = list(_requirement_lines(text))
+    return _findings(((line, col, _dependency(candidate)) for line, col, candidate in candidates), floors)
+
+
+def _findings(hits, floors: Floors) -> List[Finding]:
     found = []
-    for line, col, candidate in candidates:
-        hit = _dependency(candidate)
+    for line, col, hit in hits:
         if hit:
             rule, shown, kind = hit
             finding = _finding(rule, Site(None, repr(shown), value=kind), line, col, floors)
             if finding:
                 found.append(finding)
     return found
+
+
+_REQUIREMENT_KEYWORDS = ("install_requires", "extras_require", "setup_requires", "tests_require")
+
+
+def _setup_py_requirements(text: str) -> Iterator[Tuple[int, int, str]]:
+    """The requirement strings a setup.py passes to setup(): in `install_requires=[...]` and the
+    other requirement keywords, also through a list or dict assigned to a name first."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return
+    assigned = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = node.value
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in _REQUIREMENT_KEYWORDS:
+            value = assigned.get(node.value.id, node.value) if isinstance(node.value, ast.Name) else node.value
+            for constant in ast.walk(value):
+                if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
+                    yield constant.lineno, constant.col_offset, constant.value
+
+
+# --- conda environment files -------------------------------------------------------------------
+def is_conda_environment(name: str, text: str) -> bool:
+    return name.startswith("environment") or bool(
+        re.search(r"^channels\s*:", text, re.MULTILINE) and re.search(r"^dependencies\s*:", text, re.MULTILINE))
+
+
+def _conda_package(spec: str) -> str:
+    """`conda-forge::nvidia-apex=0.1=py_0` -> `nvidia-apex`."""
+    spec = spec.split("::", 1)[-1].strip()
+    match = re.match(r"[A-Za-z0-9_.\-]+", spec)
+    return match.group().lower() if match else ""
+
+
+def check_conda(text: str, floors: Floors) -> List[Finding]:
+    """apex in a conda environment: a package in `dependencies`, or a requirement in its `pip:`."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise YamlError(f"cannot parse: {str(error).splitlines()[0]}") from None
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    hits = []
+    for key, value in root.value:
+        if getattr(key, "value", None) != "dependencies" or not isinstance(value, yaml.SequenceNode):
+            continue
+        for item in value.value:
+            if isinstance(item, yaml.ScalarNode):
+                for matcher, rule in _DEPENDENCY_RULES:
+                    if _conda_package(item.value) in matcher.conda_names:
+                        hits.append((item.start_mark.line + 1, item.start_mark.column, (rule, item.value, "source")))
+            elif isinstance(item, yaml.MappingNode):
+                for pip_key, requirements in item.value:
+                    if getattr(pip_key, "value", None) == "pip" and isinstance(requirements, yaml.SequenceNode):
+                        hits += [(r.start_mark.line + 1, r.start_mark.column, _dependency(r.value))
+                                 for r in requirements.value if isinstance(r, yaml.ScalarNode)]
+    return _findings(hits, floors)
 
 
 def is_dependency_file(name: str) -> bool:

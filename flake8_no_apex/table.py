@@ -181,6 +181,7 @@ class Dependency:
 
     name: str
     url_markers: Tuple[str, ...] = ()  # lower-case fragments of URLs that mean the distribution
+    conda_names: Tuple[str, ...] = ()  # its package names in conda environments
 
 
 Matcher = Union[Symbols, Modules, Keyword, AttributeRead, Parameter, Dependency]

@@ -292,3 +292,36 @@ def test_selections_that_cannot_select_anything_are_said(tmp_path, value, messag
         result = subprocess.run([sys.executable, "-m", "flake8_no_apex", command, "--select", value, "a.py"],
                                 cwd=tmp_path, capture_output=True, text=True)
         assert result.returncode == status and message in result.stderr and "Traceback" not in result.stderr
+
+
+# --- configuration and dependency files of real projects ---------------------------------------
+def test_hydra_trainer_config_groups_hold_trainer_arguments_at_the_top(tmp_path):
+    (tmp_path / "conf" / "trainer").mkdir(parents=True)
+    (tmp_path / "conf" / "model").mkdir()
+    (tmp_path / "conf" / "trainer" / "gpu.yaml").write_text("max_epochs: 3\namp_backend: apex\nprecision: 16\n")
+    (tmp_path / "conf" / "model" / "net.yaml").write_text("amp_level: O1\nprecision: 16\n")  # no Lightning context
+    result = check(tmp_path)
+    assert rows_of(result.stdout) == [("conf/trainer/gpu.yaml", 2, "APX002"), ("conf/trainer/gpu.yaml", 3, "APX008")]
+
+
+def test_conda_environments_and_setup_py_name_apex(tmp_path):
+    (tmp_path / "environment.yml").write_text(
+        "name: train\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.10\n  - nvidia-apex\n"
+        "  - pip:\n      - torch>=2.4\n      - apex==0.9.10dev\n")
+    (tmp_path / "setup.py").write_text(
+        'from setuptools import setup\nREQUIRES = ["torch", "apex"]\n'
+        'setup(name="x", install_requires=REQUIRES, extras_require={"amp": ["git+https://github.com/NVIDIA/apex"]})\n')
+    (tmp_path / "other.yml").write_text("dependencies:\n  - nvidia-apex\n")  # no channels: not conda's
+    assert rows_of(check(tmp_path).stdout) == [
+        ("environment.yml", 6, "APX109"), ("environment.yml", 9, "APX109"),
+        ("setup.py", 2, "APX109"), ("setup.py", 3, "APX109"),
+    ]
+
+
+def rows_of(output: str) -> list:
+    """(path, line, code) of each text-format finding."""
+    rows = []
+    for line in output.splitlines():
+        path, number, _, message = line.split(":", 3)
+        rows.append((Path(path).as_posix(), int(number), message.split()[0]))
+    return rows

@@ -181,7 +181,8 @@ RULES = [
     Rule(
         code="APX109",
         title="NVIDIA apex dependency",
-        match=(Dependency("apex", url_markers=("nvidia/apex", "/apex.git", "/apex-")),),
+        match=(Dependency("apex", url_markers=("nvidia/apex", "/apex.git", "/apex-"),
+                          conda_names=("nvidia-apex", "apex")),),
         timeline=Timeline("apex", "23.05", source="AX-01, the PyPI note"),
         subject="requirement {name}",
         advice=dependency_advice,
@@ -189,7 +190,9 @@ RULES = [
         doc=("NVIDIA apex is built from source (`git+https://github.com/NVIDIA/apex`, local wheels); its AMP, "
              "DDP and fp16 parts are gone since 25.07. A plain `apex` requirement installs an unrelated "
              "PyPI project that still satisfies `find_spec(\"apex\")`. Found by `flake8-no-apex check` in "
-             "requirements and constraints files, pyproject.toml and setup.cfg."),
+             "requirements and constraints files, pyproject.toml, setup.cfg, the `install_requires`/"
+             "`extras_require` strings of setup.py (also through a list assigned first), and conda "
+             "environment files (`nvidia-apex` or `apex` in `dependencies`, and apex in its `pip:` list)."),
         before="torch>=2.4\napex @ git+https://github.com/NVIDIA/apex.git\n",
         after="torch>=2.4\n",
         invalid=("git+https://github.com/NVIDIA/apex@master#egg=apex\n", "apex==0.9.10dev\n",
