@@ -159,6 +159,12 @@ SCENARIOS = {
     ("APX108", "apex.normalization.FusedRMSNorm"): Scenario(
         APEX_ABSENT, prelude=TORCH, observe=observe_module("norm"), verdict="wheel source"),
     ("APX109", "NVIDIA apex dependency"): Scenario(NOT_RUNNABLE, verdict="cited source"),
+    ("APX108", "apex.normalization autograd Functions"): Scenario(
+        APEX_ABSENT, prelude=TORCH + "weight, bias = torch.ones(4), torch.zeros(4)\n", verdict="wheel source"),
+    ("APX110", "other apex parts without a native equivalent"): Scenario(
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 4, prelude=TORCH, verdict="cited source"),
+    ("APX110", "other apex parts with a native equivalent"): Scenario(
+        APEX_ABSENT, invalid=(APEX_ABSENT,), prelude=TORCH, verdict="cited source"),
     # --- Lightning ------------------------------------------------------------------------------
     ("APX002", "Trainer(amp_backend=...)"): Scenario(
         Raises(TypeError, "unexpected keyword argument 'amp_backend'"),

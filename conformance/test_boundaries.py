@@ -119,6 +119,9 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ("APX107", "apex.optimizers.FusedSGD"): (
         Check("replacement", "2.3.0", parameter("torch/optim/sgd.py", "SGD", "fused")),
     ),
+    ("APX108", "apex.normalization autograd Functions"): (
+        Check("replacement", "2.4.0", binds("torch/nn/functional.py", "rms_norm")),
+    ),
     ("APX108", "apex.normalization.FusedRMSNorm"): (
         Check("replacement", "2.4.0", binds("torch/nn/modules/normalization.py", "RMSNorm")),
     ),
@@ -175,6 +178,8 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
 CITED_ONLY = {
     ("APX108", "apex.normalization.FusedLayerNorm"): "torch.nn.LayerNorm came with torch 0.4.0, older than any "
     "wheel for a Python this runs on; test_layer_norm_predates_the_oldest_wheel checks the oldest one has it",
+    ("APX110", "other apex parts with a native equivalent"): "torch.nn.Linear and the activations are as old as "
+    "torch; the oldest wheel read (1.9) has them, and 0.4 is the oldest release the research covers",
 }
 
 

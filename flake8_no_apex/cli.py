@@ -19,7 +19,7 @@ from .nonpython import (
     YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_trainer_group,
     looks_like_lightning_config,
 )
-from .rules import CODES, RULES
+from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
 from .targets import TargetError, Targets, detect, parse_option
 
@@ -298,7 +298,7 @@ def run_explain(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int
 
 # --- the parser ------------------------------------------------------------------------------
 def _selection_options(command: argparse.ArgumentParser) -> None:
-    for flag, what in (("--select", "code prefixes to report (default: all but APX107, APX108)"),
+    for flag, what in (("--select", f"code prefixes to report (default: all but {', '.join(DEFAULT_OFF)})"),
                        ("--extend-select", "code prefixes to add to the selection"),
                        ("--ignore", "code prefixes to leave out, replacing the default ignore list"),
                        ("--extend-ignore", "code prefixes to leave out"),

@@ -52,7 +52,7 @@ class Settings:
 
     def selector(self) -> Callable[[str], bool]:
         """flake8's decision: the longest matching prefix of select and ignore wins, and the
-        default ignore list holds the opt-in codes APX107 and APX108."""
+        default ignore list holds the opt-in codes (APX107, APX108, APX110)."""
         selected = [*(self.select if self.select is not None else ["APX"]), *self.extend_select]
         ignored = [*(self.ignore if self.ignore is not None else DEFAULT_OFF), *self.extend_ignore]
         explicit_select = self.select is not None or self.extend_select

@@ -42,7 +42,7 @@ class Plugin:
             "or 'auto' (default) to read the lower bounds the project declares; "
             "only findings whose replacement exists in them are reported",
         )
-        # APX107/APX108 flag maintained apex parts: opt-in, for teams dropping apex entirely
+        # the codes for maintained apex parts are opt-in, for teams dropping apex entirely
         option_manager.extend_default_ignore(DEFAULT_OFF)
 
     @classmethod

@@ -389,6 +389,7 @@ RULES = [
         code="APX108",
         title="apex.normalization.FusedLayerNorm",
         match=(Symbols("apex.normalization", dict.fromkeys(("FusedLayerNorm", "MixedFusedLayerNorm"), "")),),
+        # (the autograd Functions below them are a row of their own: torch has functional forms)
         timeline=Timeline("torch", None, replacement_since="0.4", source="AX-17"),
         subject="{name}",
         advice="use torch.nn.LayerNorm(normalized_shape, eps=1e-5) (memory_efficient= has no equivalent)",
@@ -399,6 +400,23 @@ RULES = [
         valid=("class FusedLayerNorm:\n    pass\n\nnorm = FusedLayerNorm(768)\n",),
         default_off=True,
         fixer=fix_native_call,
+    ),
+    Rule(
+        code="APX108",
+        title="apex.normalization autograd Functions",
+        match=(Symbols("apex.normalization", dict.fromkeys((
+            "FusedLayerNormAffineFunction", "FusedLayerNormFunction", "MixedFusedLayerNormAffineFunction",
+            "FusedRMSNormAffineFunction", "FusedRMSNormFunction", "MixedFusedRMSNormAffineFunction"), "")),),
+        timeline=Timeline("torch", None, replacement_since="2.4", source="AX-17, AX-18"),
+        subject="{name}",
+        advice="use torch.nn.functional.layer_norm(x, shape, weight, bias, eps) or "
+               "torch.nn.functional.rms_norm(x, shape, weight, eps)",
+        fix=Fix(Grade.DISPLAY, "the Functions take their arguments in another order than the functional forms"),
+        doc=("The autograd Functions behind apex's fused norms; `torch.nn.functional.rms_norm` exists since torch "
+             "2.4 (`layer_norm` for much longer). " + _MAINTAINED_DOC.format(code="APX108")),
+        before="from apex.normalization.fused_layer_norm import FusedLayerNormAffineFunction\n",
+        after="import torch\n\ny = torch.nn.functional.layer_norm(x, (4,), weight, bias, 1e-5)\n",
+        default_off=True,
     ),
     Rule(
         code="APX108",
@@ -413,5 +431,48 @@ RULES = [
         after="import torch\n\nnorm = torch.nn.RMSNorm(4096, eps=1e-5)\n",
         default_off=True,
         fixer=fix_native_call,
+    ),
+    Rule(
+        code="APX110",
+        title="other apex parts without a native equivalent",
+        match=(Modules({
+            "apex.multi_tensor_apply": "torch's foreach and fused optimizers batch their kernels themselves",
+            "apex.contrib": "a few parts have torch counterparts: apex.contrib.layer_norm is torch.nn.LayerNorm, the "
+                            "fused optimizers are torch.optim's fused=True",
+            "apex.transformer": "for tensor parallelism see torch.distributed.tensor.parallel, or Megatron-Core",
+        }),),
+        timeline=Timeline("apex", None, source="AX-19, AX-20"),
+        subject="{name}",
+        advice="keep apex, built from source, for it ({replacement})",
+        fix=Fix(Grade.DISPLAY, "there is nothing native to rewrite to"),
+        doc=("The rest of apex, for teams removing it entirely: `apex.multi_tensor_apply` "
+             "(`multi_tensor_applier`), `apex.contrib.*` and `apex.transformer` are maintained but need apex "
+             "built from source, and torch has no drop-in equivalent. " + _MAINTAINED_DOC.format(code="APX110")),
+        before="from apex.multi_tensor_apply import multi_tensor_applier\n",
+        after="import torch\n\noptimizer = torch.optim.AdamW(params, fused=True)\n",
+        invalid=("from apex.contrib.optimizers.distributed_fused_adam import DistributedFusedAdam\n",
+                 "import apex.transformer.tensor_parallel as tp\n",
+                 "from apex.contrib import layer_norm\n",
+                 "import apex\nlayer = apex.contrib.layer_norm.FastLayerNorm(1024)\n"),
+        valid=("from apex.optimizers import FusedAdam\n", "from mylib.contrib import layer_norm\n"),
+        default_off=True,
+    ),
+    Rule(
+        code="APX110",
+        title="other apex parts with a native equivalent",
+        match=(Modules({
+            "apex.mlp": "torch.nn.Sequential of torch.nn.Linear and activation layers (apex.mlp.MLP fuses them)",
+            "apex.fused_dense": "torch.nn.Linear (cuBLASLt fuses the bias on CUDA)",
+        }),),
+        timeline=Timeline("torch", None, replacement_since="0.4", source="AX-21"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "the fused modules keep their own parameters: a person moves the weights"),
+        doc=("`apex.mlp` and `apex.fused_dense` fuse layers that torch has unfused. "
+             + _MAINTAINED_DOC.format(code="APX110")),
+        before="from apex.mlp import MLP\n",
+        after="import torch\n\nmlp = torch.nn.Sequential(torch.nn.Linear(512, 512), torch.nn.ReLU())\n",
+        invalid=("from apex.fused_dense import FusedDense\n",),
+        default_off=True,
     ),
 ]
