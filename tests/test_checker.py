@@ -616,3 +616,10 @@ def test_a_local_subclass_is_reported_once_at_its_class_statement():
         ok = isinstance(p, MyAmpPlugin)
         """
     ) == [(2, 19, "APX007")]
+
+
+def test_new_patterns_keep_the_precision_traps_silent():
+    check_noop('import mindspore\nconfig = {}\nconfig["amp_level"] = "O2"\n')
+    check_noop('import paddle\nparams = {"amp_level": "O1" if fast else "O0"}\n')
+    check_noop('import numpy as np\nnp.set_printoptions(precision=16 if verbose else 8)\n')
+    check_noop('salesforce = {"apex_class": "MyApexClass"}\nfrom mylib.mlp import MLP\n')
