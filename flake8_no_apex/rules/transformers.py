@@ -30,13 +30,12 @@ def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
     if floor is not None and floor < Version("5.0"):
         edit = rename_option(ctx.source, site.node, "fp16_backend", "half_precision_backend")
         return plan([edit], Grade.SAFE) if edit else None
-    edit = drop_option(ctx.source, site.node, site.value_node)
-    return plan([edit], Grade.SAFE if site.value in _NATIVE_BACKENDS else Grade.UNSAFE) if edit else None
+    return fix_drop_backend(ctx, finding)
 
 
 def fix_drop_backend(ctx, finding) -> Optional[Plan]:
-    """Drop half_precision_backend, which 5.0 removed: safe where it chose native AMP, which
-    5.x always uses; unsafe for "cpu_amp" (or a value not written out)."""
+    """Drop a backend option that 5.0 removed: safe where it chose native AMP, which 5.x always
+    uses; unsafe for "cpu_amp", "apex" (APX302's) or a value not written out."""
     site = finding.site
     edit = drop_option(ctx.source, site.node, site.value_node)
     return plan([edit], Grade.SAFE if site.value in _NATIVE_BACKENDS else Grade.UNSAFE) if edit else None
