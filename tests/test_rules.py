@@ -73,3 +73,15 @@ def test_message_is_one_line_in_the_house_style(rule):
 def test_rules_of_a_code_share_its_default():
     for code in CODES:
         assert len({rule.default_off for rule in RULES if rule.code == code}) == 1
+
+
+FIXABLE = [rule for rule in RULES if rule.fixer is not None]
+
+
+@pytest.mark.parametrize("rule", FIXABLE, ids=[f"{rule.code}-{rule.title}" for rule in FIXABLE])
+def test_the_documented_after_is_exactly_what_fix_writes(rule):
+    """The examples are the docs and the tests (Fixit's way): `fix` (with --unsafe-fixes for an
+    unsafe rule) turns the `before` into the `after`, character for character."""
+    from flake8_no_apex.fixer import fix_text
+
+    assert fix_text(rule.before, unsafe=rule.fix.grade is not Grade.SAFE).text == rule.after

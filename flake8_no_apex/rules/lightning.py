@@ -243,7 +243,7 @@ RULES = [
              "argument lists, and as the flag `parser.add_argument(\"--amp_backend\")` defines for "
              "`Trainer.from_argparse_args`."),
         before='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(amp_backend="apex", precision=16)\n',
-        after='import lightning.pytorch as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
+        after='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
         invalid=(
             'import lightning as L\ntrainer_kwargs = {"amp_backend": "native"}\n',
             'from pytorch_lightning import Trainer\nt = Trainer.from_argparse_args(args, amp_backend="apex")\n',
@@ -278,7 +278,7 @@ RULES = [
              "1.9 everywhere, and 2.0 removed it. Also found positionally: "
              "`DeepSpeedPrecisionPlugin(16, \"apex\", \"O2\")`."),
         before='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(precision=16, amp_level="O2")\n',
-        after='import lightning.pytorch as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
+        after='import pytorch_lightning as pl\n\ntrainer = pl.Trainer(precision="16-mixed")\n',
         invalid=(
             'from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\n'
             'p = DeepSpeedPrecisionPlugin(16, "apex", "O2")\n',
@@ -303,7 +303,8 @@ RULES = [
              "`lightning.pytorch`."),
         before=('from pytorch_lightning.plugins import ApexMixedPrecisionPlugin\n\n'
                 'trainer = Trainer(plugins=[ApexMixedPrecisionPlugin(amp_level="O2")])\n'),
-        after='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision="16-mixed")\n',
+        after=('from pytorch_lightning.plugins import MixedPrecision\n\n'
+               'trainer = Trainer(plugins=[MixedPrecision("16-mixed", "cuda")])\n'),
         invalid=(
             'import lightning.pytorch as pl\nclass P(pl.plugins.precision.ApexMixedPrecisionPlugin):\n    pass\n',
             'import pytorch_lightning as pl\nok = isinstance(p, pl.plugins.ApexMixedPrecisionPlugin)\n',
@@ -323,7 +324,7 @@ RULES = [
              "`amp_level` in Lightning 2.0 (Lite's `DeepSpeedPrecision` in 1.9)."),
         before=('from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin\n\n'
                 'plugin = DeepSpeedPrecisionPlugin(16, amp_type="apex")\n'),
-        after='from lightning.pytorch.plugins import DeepSpeedPrecision\n\nplugin = DeepSpeedPrecision("16-mixed")\n',
+        after='from pytorch_lightning.plugins import DeepSpeedPrecision\n\nplugin = DeepSpeedPrecision("16-mixed")\n',
         invalid=('from lightning_lite.plugins import DeepSpeedPrecision\np = DeepSpeedPrecision(16, "native")\n',),
         fixer=fix_drop,
     ),
@@ -437,7 +438,7 @@ RULES = [
              "names. Lite's `NativeMixedPrecision` became Fabric's `MixedPrecision` in 1.9."),
         before=('from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\n\n'
                 'plugin = NativeMixedPrecisionPlugin(16, "cuda")\n'),
-        after='from lightning.pytorch.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
+        after='from pytorch_lightning.plugins import MixedPrecision\n\nplugin = MixedPrecision("16-mixed", "cuda")\n',
         invalid=('from lightning_lite.plugins import NativeMixedPrecision\n',),
         valid=('from lightning.pytorch.plugins import MixedPrecision\n',),
         fixer=fix_rename,
@@ -460,7 +461,8 @@ RULES = [
         before=("from pytorch_lightning.plugins.precision.fsdp_native_native_amp import (\n"
                 "    FullyShardedNativeNativeMixedPrecisionPlugin,\n)\n\n"
                 'plugin = FullyShardedNativeNativeMixedPrecisionPlugin(16, "cuda")\n'),
-        after='from lightning.pytorch.plugins import FSDPPrecision\n\nplugin = FSDPPrecision("16-mixed")\n',
+        after=('from pytorch_lightning.plugins import (\n    FSDPPrecision,\n)\n\n'
+               'plugin = FSDPPrecision("16-mixed")\n'),
         fixer=fix_rename,
     ),
     Rule(
