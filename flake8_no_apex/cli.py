@@ -166,6 +166,8 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         return 2
     candidates, errors = discover(args.paths or ["."], [*settings.exclude, *settings.extend_exclude],
                                   other_files=True)
+    if not candidates and not errors:
+        print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
     paths = [candidate.path for candidate in candidates]
     jobs = [(candidate, settings) for candidate in candidates]
     if args.jobs > 1 and len(jobs) > 1:
@@ -248,6 +250,8 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         return 2
     names = args.paths or ["."]
     candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude])
+    if not candidates and not summary.errors:
+        print("flake8-no-apex: no Python files found", file=err)
     for error in summary.errors:
         print(f"flake8-no-apex: {error}", file=err)
     roots = [Path(os.path.realpath(name)) for name in names]
@@ -359,6 +363,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in progress has removed its temporary file
         print("flake8-no-apex: interrupted; the files not written yet are as they were", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `check | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
 
 
 if __name__ == "__main__":

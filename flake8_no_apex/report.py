@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from itertools import groupby
 from typing import Dict, List, Optional
+from urllib.parse import quote
 
 from . import __version__
 from .rules import RULES
@@ -104,6 +105,11 @@ def _rule_metadata() -> List[Dict[str, object]]:
     return rules
 
 
+def _uri(path: str) -> str:
+    """A relative URI reference for a path: `my file.py` is `my%20file.py` (RFC 3986)."""
+    return quote(path.replace("\\", "/"))
+
+
 def sarif(items: List[Reported], root: Optional[str] = None) -> str:
     rules = _rule_metadata()
     index = {rule["id"]: i for i, rule in enumerate(rules)}
@@ -116,7 +122,7 @@ def sarif(items: List[Reported], root: Optional[str] = None) -> str:
             "message": {"text": r.message},
             "locations": [{
                 "physicalLocation": {
-                    "artifactLocation": {"uri": r.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": _uri(r.path), "uriBaseId": "%SRCROOT%"},
                     "region": {"startLine": r.line, "startColumn": r.column,
                                "endLine": r.end_line, "endColumn": r.end_column},
                 },
@@ -126,7 +132,7 @@ def sarif(items: List[Reported], root: Optional[str] = None) -> str:
             result["fixes"] = [{
                 "description": {"text": f"{r.fix_grade} fix"},
                 "artifactChanges": [{
-                    "artifactLocation": {"uri": r.path.replace("\\", "/"), "uriBaseId": "%SRCROOT%"},
+                    "artifactLocation": {"uri": _uri(r.path), "uriBaseId": "%SRCROOT%"},
                     "replacements": [{
                         "deletedRegion": {"startLine": e["start"]["line"], "startColumn": e["start"]["column"],
                                           "endLine": e["end"]["line"], "endColumn": e["end"]["column"]},

@@ -325,3 +325,27 @@ def rows_of(output: str) -> list:
         path, number, _, message = line.split(":", 3)
         rows.append((Path(path).as_posix(), int(number), message.split()[0]))
     return rows
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path):
+    (tmp_path / "my file.py").write_text("from apex import amp\n")
+    log = json.loads(check(tmp_path, "--format", "sarif").stdout)
+    uris = {location["physicalLocation"]["artifactLocation"]["uri"]
+            for result in log["runs"][0]["results"] for location in result["locations"]}
+    assert uris == {"my%20file.py"}
+
+
+def test_a_tree_without_files_to_check_says_so(tmp_path):
+    (tmp_path / "notes.md").write_text("# nothing here\n")
+    result = check(tmp_path)
+    assert result.returncode == 0 and "no Python, YAML or dependency files found" in result.stderr
+    fix = subprocess.run([CONSOLE_SCRIPT, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert fix.returncode == 0 and "no Python files found" in fix.stderr
+
+
+def test_a_closed_pipe_ends_check_without_a_traceback(tmp_path):
+    for n in range(300):
+        (tmp_path / f"m{n}.py").write_text("from apex import amp\n")
+    pipeline = subprocess.run(f"{CONSOLE_SCRIPT} check --format json . | head -c 100 > /dev/null", shell=True,
+                              cwd=tmp_path, capture_output=True, text=True)
+    assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr
