@@ -12,6 +12,7 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from flake8.defaults import NOQA_INLINE_REGEXP
@@ -44,8 +45,16 @@ class FixContext:
     # (code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
     # torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call
     uncalled: Set[Tuple[str, str]] = field(default_factory=set)
-    named_in_strings: Set[str] = field(default_factory=set)  # `__all__` entries, string annotations
-    bound: Set[str] = field(default_factory=set)  # every name the module binds, in any scope
+
+    @cached_property
+    def named_in_strings(self) -> Set[str]:
+        """Names used through strings: `__all__` entries, string annotations (on demand)."""
+        return _named_in_strings(self.tree)
+
+    @cached_property
+    def bound(self) -> Set[str]:
+        """Every name the module binds, in any scope (on demand: few fixes need it)."""
+        return _bound_names(self.tree)
 
     def binding(self, alias: ast.alias):
         return self.bindings.get(id(alias))
@@ -212,7 +221,7 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
     through another import of `a`: all of these stay. A block whose every statement goes keeps
     a `pass`."""
     guarded = _in_try(ctx.tree)
-    named = _named_in_strings(ctx.tree)
+    named = ctx.named_in_strings
     reached = None
     removable = {}
     for key, alias, statement, binding in _import_keys(checker):
@@ -314,7 +323,7 @@ class _Round:
             and (f.site.call is None or f.site.call.func is not f.site.node)
         }
         return FixContext(self.source, self.tree, floors, spell(floors), decorators, self.noqa, bindings,
-                          self.checker.calls, uncalled, _named_in_strings(self.tree), _bound_names(self.tree))
+                          self.checker.calls, uncalled)
 
 
 def analyse(
