@@ -379,12 +379,7 @@ class Checker(ScopeVisitor):
             library = m.library
         else:
             return
-        for branch in _branches(m, value):
-            replacement = self._value_replacement(m, _literal(branch))
-            if replacement is not None:
-                site = Site(at, name, replacement, call=call, value=_literal(branch), value_node=branch)
-                where = at if branch is value else branch  # each literal branch of `16 if fp16 else 32`
-                self.report(rule, site, (where.lineno, where.col_offset), library=library)
+        self._values(m, rule, at, name, value, library, call)
 
     @staticmethod
     def _value_replacement(m: Keyword, value: object) -> Optional[str]:
@@ -412,12 +407,18 @@ class Checker(ScopeVisitor):
         """A string key with its value, in a dict or assigned to one, in a module importing the library."""
         name = _literal(key)
         for m, rule in self.index.dict_keys.get(name, ()) if isinstance(name, str) else ():
-            for branch in _branches(m, value):
-                replacement = self._value_replacement(m, _literal(branch))
-                if replacement is not None:
-                    site = Site(key, name, replacement, value=_literal(branch), value_node=branch)
-                    where = key if branch is value else branch
-                    self.report(rule, site, (where.lineno, where.col_offset), library=m.library)
+            self._values(m, rule, key, name, value, m.library)
+
+    def _values(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value: ast.AST, library: Optional[str],
+                call: Optional[ast.Call] = None) -> None:
+        """Report a setting whose value the row looks for; each literal arm of `16 if fp16 else 32`
+        is a finding of its own, at the arm."""
+        for branch in _branches(m, value):
+            replacement = self._value_replacement(m, _literal(branch))
+            if replacement is not None:
+                site = Site(at, name, replacement, call=call, value=_literal(branch), value_node=branch)
+                where = at if branch is value else branch
+                self.report(rule, site, (where.lineno, where.col_offset), library=library)
 
     def _visit_sequence(self, node) -> None:
         if isinstance(node.ctx, ast.Load):

@@ -6,9 +6,10 @@ import ast
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
@@ -71,12 +72,17 @@ def _located(source: Source, finding, path: str, plan) -> report.Reported:
     return report.Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits)
 
 
-def _unparsable(path: Path, error: SyntaxError) -> InputError:
-    return InputError(f"{path}:{error.lineno or 1}:{error.offset or 1}: cannot parse: {error.msg}")
-
-
-def _too_deep(path: Path) -> InputError:
-    return InputError(f"{path}: cannot analyse: nested too deeply for Python's recursion limit")
+@contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """What parsing one file can raise, as that file's one line."""
+    try:
+        yield
+    except SyntaxError as error:
+        raise InputError(f"{path}:{error.lineno or 1}:{error.offset or 1}: cannot parse: {error.msg}") from None
+    except YamlError as error:
+        raise InputError(f"{path}: {error}") from None
+    except (RecursionError, MemoryError):
+        raise InputError(f"{path}: cannot analyse: nested too deeply for Python's recursion limit") from None
 
 
 def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported]:
@@ -88,35 +94,23 @@ def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported
     if path.name.endswith(".py"):
         if not prefilter.default().may_match(decoded.text):
             if candidate.named:
-                try:
+                with _reading(path):
                     compile(decoded.text, str(path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-                except SyntaxError as error:
-                    raise _unparsable(path, error) from None
-                except (RecursionError, MemoryError):
-                    raise _too_deep(path) from None
             return []
         floors = targets_for(settings, path).floors
-        try:
+        with _reading(path):
             source, planned = analyse(decoded.text, floors, selected)
-        except SyntaxError as error:
-            raise _unparsable(path, error) from None
-        except (RecursionError, MemoryError):
-            raise _too_deep(path) from None
         located = [_located(source, finding, str(path), plan) for finding, plan in planned]
         return located + (_plain(path, decoded, check_dependencies(path.name, decoded.text, floors), selected)
                           if path.name == "setup.py" else [])
     floors = targets_for(settings, path).floors
     if path.name.endswith(YAML_SUFFIXES):
-        try:
+        with _reading(path):
             group = is_trainer_group(path)
             lightning = group or looks_like_lightning_config(decoded.text)
             found = check_yaml(decoded.text, floors, group) if lightning else []
             if is_conda_environment(path.name, decoded.text):
                 found += check_conda(decoded.text, floors)
-        except YamlError as error:
-            raise InputError(f"{path}: {error}") from None
-        except RecursionError:
-            raise _too_deep(path) from None
     else:
         found = check_dependencies(path.name, decoded.text, floors)
     return _plain(path, decoded, found, selected)
@@ -209,11 +203,8 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
     decoded = read(path)
     targets = targets_for(settings, path)
     try:
-        result = fix_text(decoded.text, targets.floors, settings.selector(), unsafe=args.unsafe_fixes)
-    except SyntaxError as error:
-        raise _unparsable(path, error) from None
-    except (RecursionError, MemoryError):
-        raise _too_deep(path) from None
+        with _reading(path):
+            result = fix_text(decoded.text, targets.floors, settings.selector(), unsafe=args.unsafe_fixes)
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(targets.floors)

@@ -10,6 +10,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from .compat import tomllib
 from .rules import CODES, DEFAULT_OFF
+from .targets import is_file
 
 
 # flake8's default exclusions, and the trees a tool that writes must never touch
@@ -77,20 +78,12 @@ class Settings:
         return decide
 
 
-def _is_file(path: Path) -> bool:
-    """A file we may look at: a directory we cannot search holds none for us."""
-    try:
-        return path.is_file()
-    except OSError:
-        return False
-
-
 def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
     """The first of setup.cfg, tox.ini, .flake8 with a [flake8] section, from `start` up."""
     for directory in (start, *start.parents):
         for name in ("setup.cfg", "tox.ini", ".flake8"):
             path = directory / name
-            if _is_file(path):
+            if is_file(path):
                 parser = configparser.RawConfigParser()
                 try:
                     parser.read(path, encoding="utf-8")
@@ -104,7 +97,7 @@ def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
 def _pyproject(start: Path) -> Optional[Tuple[Path, Dict[str, object]]]:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
-        if _is_file(path):
+        if is_file(path):
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:

@@ -85,7 +85,7 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
 def _plan(ctx: FixContext, finding: Finding) -> Optional[Plan]:
     """The rule's fix for a finding, unless it is part of a compatibility shim: the name it goes
     through has a fallback binding, or it is the old-release half of an if/else."""
-    if finding.rule.fixer is None or finding.site.shim or getattr(finding.site.binding, "probed", False):
+    if finding.rule.fixer is None or is_shim(finding):
         return None
     return finding.rule.fixer(ctx, finding)
 

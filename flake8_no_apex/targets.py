@@ -133,7 +133,8 @@ def _from_requirement(text: str, source: str, conditional: bool = False) -> Opti
     return Declaration(library, lower_bound(requirement.specifier), conditional, source)
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
+    """A file we may look at: a directory we cannot search holds none for us."""
     try:
         return path.is_file()
     except OSError:
@@ -142,7 +143,7 @@ def _is_file(path: Path) -> bool:
 
 def _requirement_lines(path: Path, seen: set) -> Iterator[str]:
     """PEP 508 lines of a requirements file, following `-r`/`-c` includes."""
-    if path in seen or not _is_file(path):
+    if path in seen or not is_file(path):
         return
     seen.add(path)
     text = path.read_text(encoding="utf-8").replace("\\\n", "")
@@ -200,7 +201,7 @@ def declarations(root: Path) -> List[Declaration]:
     files = [root / "pyproject.toml", root / "setup.cfg"]
     files += sorted(p for pattern in _REQUIREMENT_FILES for p in root.glob(pattern))
     for path in files:
-        if not _is_file(path):
+        if not is_file(path):
             continue
         try:
             if path.name == "pyproject.toml":
