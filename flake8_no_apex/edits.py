@@ -30,16 +30,18 @@ class TextEdit:
 
 @dataclass(frozen=True)
 class Plan:
-    """The edits that fix one finding, all or nothing."""
+    """The edits that fix one finding (or several, all or nothing)."""
 
     edits: Tuple[TextEdit, ...]
     grade: Grade
     imports: FrozenSet[str] = frozenset()  # modules the edits name and that must be imported
     releases: FrozenSet[str] = frozenset()  # imported names whose uses the edits rewrite
+    note: str = ""  # what the user must know about the rewrite (how numerics change, ...)
 
 
-def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = ()) -> Plan:
-    return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases))
+def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = (),
+         note: str = "") -> Plan:
+    return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases), note)
 
 
 def torch_plan(site: Site, edits: Iterable[TextEdit], grade: Grade) -> Plan:

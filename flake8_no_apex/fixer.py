@@ -12,6 +12,7 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_fields
 from functools import cached_property
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
@@ -45,6 +46,13 @@ class FixContext:
     # (code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
     # torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call
     uncalled: Set[Tuple[str, str]] = field(default_factory=set)
+    findings: List[Finding] = field(default_factory=list)  # the module's selected findings
+    memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
+    explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
+
+    def explain(self, line: int, text: str) -> None:
+        """Say why a fix that could apply does not (shown by `fix` next to the findings)."""
+        self.explanations.setdefault(text, line)
 
     @cached_property
     def named_in_strings(self) -> Set[str]:
@@ -67,6 +75,7 @@ class FixResult:
     remaining: List[Finding] = field(default_factory=list)  # findings that need a person
     unsafe: int = 0  # of the remaining, those an unsafe fix would handle
     shims: int = 0  # of the remaining, those left as they are in a compatibility shim
+    notes: List[Tuple[int, str]] = field(default_factory=list)  # (line, text): what fixes did, or why not
 
 
 def noqa_lines(source: Source) -> Callable[[int, str], bool]:
@@ -323,7 +332,7 @@ class _Round:
             and (f.site.call is None or f.site.call.func is not f.site.node)
         }
         return FixContext(self.source, self.tree, floors, spell(floors), decorators, self.noqa, bindings,
-                          self.checker.calls, uncalled)
+                          self.checker.calls, uncalled, self.findings)
 
 
 def analyse(
@@ -339,9 +348,9 @@ def analyse(
         fixed = _plan(ctx, finding)
         if fixed is not None and fixed.imports:
             edits = _with_imports(ctx, now.checker, list(fixed.edits), set(fixed.imports))
-            fixed = Plan(tuple(edits), fixed.grade, fixed.imports, fixed.releases)
+            fixed = replace_fields(fixed, edits=tuple(edits))
         if fixed is not None:
-            fixed = Plan(tuple(now.source.requote(e) for e in fixed.edits), fixed.grade, fixed.imports, fixed.releases)
+            fixed = replace_fields(fixed, edits=tuple(now.source.requote(e) for e in fixed.edits))
         planned.append((finding, fixed))
     return now.source, planned
 
@@ -376,6 +385,7 @@ def fix_text(
             by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:
+            result.notes += [(line, text) for text, line in ctx.explanations.items()]
             break
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
         new_text = now.source.apply(now.source.requote(e) for e in edits)
@@ -387,6 +397,8 @@ def fix_text(
         for chosen_plan, fixed_findings in chosen:
             result.fixed += fixed_findings
             released |= chosen_plan.releases
+            if chosen_plan.note and fixed_findings:
+                result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
     result.remaining = _Round.of(result.text, floors, selected).findings
     result.shims = sum(1 for f in result.remaining if is_shim(f))

@@ -13,6 +13,7 @@ from typing import List
 
 from ..edits import Plan, TextEdit, remove_element, replace, torch_plan
 from ..table import Dependency, Fix, Grade, Modules, Rule, Site, Symbols, Timeline
+from .apex_amp import migrate_amp
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
 
@@ -38,6 +39,24 @@ Replace apex.amp with native AMP:
         scaler.update()
     checkpoint["scaler"] = scaler.state_dict()  # was: amp.state_dict()
 O2/O3 (fp16 weights) have no exact native equivalent: keep fp32 weights under autocast."""
+_CANONICAL_STEP = ("from apex import amp\n\n"
+                   "model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n"
+                   "for x, y in loader:\n"
+                   "    optimizer.zero_grad()\n"
+                   "    loss = criterion(model(x), y)\n"
+                   "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+                   "        scaled_loss.backward()\n"
+                   "    optimizer.step()\n")
+MIGRATION_DOC = (
+    "`fix --unsafe-fixes` migrates a module's apex AMP as a whole: `amp.initialize` becomes the "
+    "GradScaler (enabled by its `enabled=`, a non-literal `opt_level` or the `if` guarding it; "
+    "O0 drops AMP; `loss_scale=<number>` becomes `init_scale`), the statements the scaled loss depends "
+    "on, from the first one that calls the model, run under autocast, `scale_loss` becomes "
+    "`scaler.scale(loss).backward()`, each `optimizer.step()` `scaler.step(optimizer)` and "
+    "`scaler.update()`. The scaler is passed to a module-level function that runs the loop when only the "
+    "initializing function calls it. Where the shape differs (the loss comes from another function, "
+    "several losses or optimizers, `delay_unscale`, uses of apex.amp the fix cannot rewrite), nothing "
+    "is changed and `fix` says why and shows the recipe.")
 _MAINTAINED_DOC = (
     "These apex parts are still maintained, so this is not a deprecation: the code is off by "
     "default (flake8's extended default ignore) and meant for teams removing apex entirely. "
@@ -208,16 +227,26 @@ RULES = [
         subject="{name}",
         advice="wrap the forward pass in {autocast} and scale the loss with {grad_scaler} "
                "(O1 is autocast; O2/O3 have no exact native equivalent)",
-        fix=Fix(Grade.DISPLAY, "opt levels change numerics and the rest of the training step must change "
-                "with it: the migration recipe is shown, not applied"),
+        fix=Fix(Grade.UNSAFE, "native AMP computes in other precisions than apex's opt levels (O2/O3 kept fp16 "
+                "master weights): the training step is migrated as a whole, where its shape is the canonical one"),
         doc=("`amp.initialize(model, optimizer, opt_level=...)` patched the model and optimizer for "
              "apex AMP. Native AMP needs no initialization: run the forward pass under "
-             "`torch.amp.autocast(\"cuda\")` and scale the loss with `torch.amp.GradScaler(\"cuda\")`."),
-        before="from apex import amp\n\nmodel, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n",
-        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
+             "`torch.amp.autocast(\"cuda\")` and scale the loss with `torch.amp.GradScaler(\"cuda\")`. "
+             + MIGRATION_DOC),
+        before=_CANONICAL_STEP,
+        after=("import torch\n\n"
+               "scaler = torch.amp.GradScaler(\"cuda\")\n"
+               "for x, y in loader:\n"
+               "    optimizer.zero_grad()\n"
+               "    with torch.amp.autocast(\"cuda\"):\n"
+               "        loss = criterion(model(x), y)\n"
+               "    scaler.scale(loss).backward()\n"
+               "    scaler.step(optimizer)\n"
+               "    scaler.update()\n"),
         invalid=("import apex.amp as A\nA.initialize(model, opt)\n",),
         valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
         recipe=AMP_RECIPE,
+        fixer=migrate_amp,
     ),
     Rule(
         code="APX102",
@@ -227,14 +256,34 @@ RULES = [
         subject="{name}",
         advice="use scaler.scale(loss).backward(), scaler.step(optimizer) and scaler.update() "
                "with scaler = {grad_scaler}",
-        fix=Fix(Grade.DISPLAY, "the optimizer step moves into the scaler: the recipe is shown, not applied"),
+        fix=Fix(Grade.UNSAFE, "the optimizer step moves into the scaler and the forward pass under autocast: "
+                "migrated with amp.initialize, as a whole (APX101)"),
         doc=("`with amp.scale_loss(loss, optimizer) as scaled: scaled.backward()` emits no warning of "
-             "its own, so static analysis is the only signal before apex 25.07 breaks it."),
-        before=("from apex import amp\n\nwith amp.scale_loss(loss, optimizer) as scaled_loss:\n"
-                "    scaled_loss.backward()\noptimizer.step()\n"),
-        after="scaler.scale(loss).backward()\nscaler.step(optimizer)\nscaler.update()\n",
+             "its own, so static analysis is the only signal before apex 25.07 breaks it. The common "
+             "`if args.fp16: <scale_loss> else: loss.backward()` becomes one scaled backward, the scaler "
+             "enabled by the condition that guarded `amp.initialize`. " + MIGRATION_DOC),
+        before=("from apex import amp\n\n"
+                "if use_amp:\n"
+                "    model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n"
+                "for x, y in loader:\n"
+                "    loss = criterion(model(x), y)\n"
+                "    if use_amp:\n"
+                "        with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+                "            scaled_loss.backward()\n"
+                "    else:\n"
+                "        loss.backward()\n"
+                "    optimizer.step()\n"),
+        after=("import torch\n\n"
+               "scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
+               "for x, y in loader:\n"
+               "    with torch.amp.autocast(\"cuda\", enabled=scaler.is_enabled()):\n"
+               "        loss = criterion(model(x), y)\n"
+               "    scaler.scale(loss).backward()\n"
+               "    scaler.step(optimizer)\n"
+               "    scaler.update()\n"),
         invalid=("from apex.amp import scale_loss\nwith scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",),
         recipe=AMP_RECIPE,
+        fixer=migrate_amp,
     ),
     Rule(
         code="APX103",
@@ -261,15 +310,39 @@ RULES = [
         timeline=_removed("AX-03, AX-04, AX-05"),
         subject="{name}",
         advice="{replacement}",
-        fix=Fix(Grade.DISPLAY, "each has a different native counterpart, or none: shown, not applied"),
+        fix=Fix(Grade.UNSAFE, "master_params, state_dict and load_state_dict migrate with the training step "
+                "(APX101), and apex checkpoints hold another state than the scaler's; the rest is shown, not applied"),
         doc=("The rest of `apex.amp`: `master_params`, `state_dict`/`load_state_dict`, the old "
              "\"Amp\" API (`init`, `half_function`, `float_function`, `promote_function`, "
-             "`register_*_function`) and `disable_casts`. Most of them never warned at run time."),
-        before=("from apex import amp\n\ntorch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)\n"),
-        after=("scaler.unscale_(optimizer)\ntorch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n"),
+             "`register_*_function`) and `disable_casts`. Most of them never warned at run time. "
+             "With the training step, `amp.master_params(optimizer)` becomes the optimizer's parameters "
+             "and `scaler.unscale_(optimizer)` goes before the gradients are read (clipping), as apex had "
+             "unscaled them; `amp.state_dict()`/`load_state_dict()` become the scaler's."),
+        before=("import torch\nfrom apex import amp\n\n"
+                "model, optimizer = amp.initialize(model, optimizer)\n"
+                "for x, y in loader:\n"
+                "    loss = criterion(model(x), y)\n"
+                "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+                "        scaled_loss.backward()\n"
+                "    torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)\n"
+                "    optimizer.step()\n"
+                "checkpoint = {\"model\": model.state_dict(), \"amp\": amp.state_dict()}\n"),
+        after=("import torch\n\n"
+               "scaler = torch.amp.GradScaler(\"cuda\")\n"
+               "for x, y in loader:\n"
+               "    with torch.amp.autocast(\"cuda\"):\n"
+               "        loss = criterion(model(x), y)\n"
+               "    scaler.scale(loss).backward()\n"
+               "    scaler.unscale_(optimizer)\n"
+               "    torch.nn.utils.clip_grad_norm_("
+               "(p for group in optimizer.param_groups for p in group[\"params\"]), 1.0)\n"
+               "    scaler.step(optimizer)\n"
+               "    scaler.update()\n"
+               "checkpoint = {\"model\": model.state_dict(), \"amp\": scaler.state_dict()}\n"),
         invalid=("import apex\ncheckpoint = {\"amp\": apex.amp.state_dict()}\n",
                  "from apex import amp\n\n@amp.float_function\ndef f(x):\n    return x\n"),
         recipe=AMP_RECIPE,
+        fixer=migrate_amp,
     ),
     Rule(
         code="APX104",

@@ -1,0 +1,624 @@
+"""Migrate apex AMP training code to native AMP, end to end (APX101-APX103, an unsafe fix).
+
+The canonical apex training step
+
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    for x, y in loader:
+        loss = criterion(model(x), y)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+
+becomes a GradScaler created where `amp.initialize` was, the forward pass (found from the data
+flow: the statements the loss depends on, from the first that calls the model) under autocast,
+`scaler.scale(loss).backward()`, `scaler.step(optimizer)` and `scaler.update()`. The module is
+migrated as a whole or not at all: every use of apex.amp must have its native counterpart in
+reach of one scaler, or the recipe is shown, with the reason, as before.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Optional, Set
+
+from ..edits import Plan, Source, TextEdit, open_paren, plan
+from ..resolve import chain_root
+from ..table import Grade
+
+_INITIALIZE, _SCALE_LOSS = "apex.amp.initialize", "apex.amp.scale_loss"
+_MASTER_PARAMS, _STATE_DICT = "apex.amp.master_params", "apex.amp.state_dict"
+_LOAD_STATE_DICT = "apex.amp.load_state_dict"
+_HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT}
+# amp.initialize keywords native AMP has no counterpart for: their code is left to a person
+_REFUSED_KEYWORDS = ("cast_model_type", "patch_torch_functions", "master_weights", "cast_model_outputs",
+                     "min_loss_scale", "max_loss_scale")
+_DROPPED_KEYWORDS = ("keep_batchnorm_fp32", "verbosity")  # autocast keeps batch norm in fp32 itself
+_SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
+_GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params")
+NOT_MIGRATED = "apex AMP not migrated"
+
+
+class Refused(Exception):
+    """The module's apex AMP code is not the pattern the migration knows: say why."""
+
+
+def migrate_amp(ctx, finding) -> Optional[Plan]:
+    """The migration plan of the whole module, for each finding it covers (computed once per
+    round); None, with the reason noted once, where the code needs a person."""
+    key = ("apex-amp-migration",)
+    if key not in ctx.memo:
+        try:
+            ctx.memo[key] = _Migration(ctx).plan()
+        except Refused as why:
+            ctx.memo[key] = None
+            line = next((f.line for f in ctx.findings if f.site.name == _INITIALIZE), finding.line)
+            ctx.explain(line, f"{NOT_MIGRATED}: {why}")
+    migration = ctx.memo[key]
+    return migration if migration is not None and id(finding.site.node) in migration_nodes(ctx) else None
+
+
+def migration_nodes(ctx) -> Set[int]:
+    return ctx.memo.get(("apex-amp-nodes",), set())
+
+
+def _chain(node: Optional[ast.AST]) -> Optional[str]:
+    """`self.optimizer` for an attribute chain of names, None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.AST]:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _literal(node: Optional[ast.AST]) -> object:
+    return node.value if isinstance(node, ast.Constant) else ...
+
+
+def _stores(node: ast.AST) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+
+
+def _loads(node: ast.AST) -> Set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _chains(node: ast.AST) -> Iterator[str]:
+    for n in ast.walk(node):
+        text = _chain(n)
+        if text:
+            yield text
+
+
+@dataclass
+class _Site:
+    """A statement of a block: where it is, for edits and for the data flow."""
+
+    statement: ast.stmt
+    block: List[ast.stmt]
+    index: int
+    owner: Optional[ast.AST]  # the statement or module the block belongs to
+
+
+@dataclass
+class _Scaler:
+    """Where the scaler lives: a local or global name, or an attribute of self."""
+
+    name: str
+    home: Optional[ast.AST]  # the function or class (for self.<name>) that creates it, None: the module
+    passed_to: Dict[int, ast.FunctionDef] = field(default_factory=dict)  # functions it becomes a parameter of
+
+
+class _Migration:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.source: Source = ctx.source
+        self.tree: ast.Module = ctx.tree
+        self.parents: Dict[int, ast.AST] = {}
+        self.places: Dict[int, _Site] = {}
+        for node in ast.walk(self.tree):
+            for child in ast.iter_child_nodes(node):
+                self.parents[id(child)] = node
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(node, name, None)
+                if isinstance(block, list):
+                    for index, statement in enumerate(block):
+                        if isinstance(statement, ast.stmt):
+                            self.places[id(statement)] = _Site(statement, block, index, node)
+        self.edits: List[TextEdit] = []
+        self.notes: List[str] = []
+        self.backward_statements: List[ast.stmt] = []
+        self.imports: Set[str] = set()
+
+    # --- where things are ----------------------------------------------------------------
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        while not isinstance(node, ast.stmt):
+            node = self.parents[id(node)]
+        return node
+
+    def scope_of(self, node: ast.AST) -> Optional[ast.AST]:
+        """The function (or lambda) whose body runs the node; None at module level."""
+        node = self.parents.get(id(node))
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            node = self.parents.get(id(node))
+        return node
+
+    def enclosing(self, node: ast.AST) -> List[ast.AST]:
+        chain = []
+        node = self.parents.get(id(node))
+        while node is not None:
+            chain.append(node)
+            node = self.parents.get(id(node))
+        return chain
+
+    def indentation(self, statement: ast.stmt) -> str:
+        line = self.source.line(statement.lineno)
+        head = line[:len(line) - len(line.lstrip(" \t"))]
+        start = self.source.span(statement)[0] - self.source.line_start(statement.lineno)
+        if len(head) != start:
+            raise Refused(f"line {statement.lineno} holds more than one statement")
+        return head
+
+    def own_lines(self, statement: ast.stmt) -> None:
+        """The statement starts its line and only a comment follows it."""
+        self.indentation(statement)
+        end = self.source.span(statement)[1]
+        rest = self.source.line(statement.end_lineno)[end - self.source.line_start(statement.end_lineno):]
+        if rest.strip() and not rest.strip().startswith("#"):
+            raise Refused(f"line {statement.end_lineno} holds more than one statement")
+
+    def line_end(self, lineno: int) -> int:
+        """The offset before the line's line break."""
+        line = self.source.line(lineno)
+        return self.source.line_start(lineno) + len(line.rstrip("\r\n"))
+
+    def unit(self, site: _Site) -> str:
+        """One indentation step, as the block containing the statement uses it."""
+        inner = self.indentation(site.statement)
+        if isinstance(site.owner, ast.stmt):
+            outer = self.indentation(site.owner)
+            if inner.startswith(outer) and len(inner) > len(outer):
+                return inner[len(outer):]
+        return "\t" if inner.startswith("\t") else "    "
+
+    def torch(self, *findings) -> str:
+        names = {f.site.torch for f in findings}
+        if None in names:
+            raise Refused("the name torch means something else here")
+        if "" in names:
+            self.imports.add("torch")
+            return "torch"
+        return names.pop() if len(names) == 1 else "torch"
+
+    def spelled(self, name: str, torch: str, keywords: str = "") -> str:
+        text = self.ctx.spelled[name]
+        if torch != "torch":
+            text = torch + text[len("torch"):]
+        if keywords:
+            text = text[:-1] + ("" if text.endswith("(") else ", ") + keywords + ")"
+        return text
+
+    # --- the migration ---------------------------------------------------------------------
+    def plan(self) -> Plan:
+        uses: Dict[str, list] = {name: [] for name in _HANDLED}
+        for finding in self.ctx.findings:
+            site = finding.site
+            if not site.name.startswith("apex.amp.") or isinstance(site.node, (ast.alias, ast.ImportFrom, ast.Import)):
+                continue
+            if site.name not in _HANDLED:
+                raise Refused(f"{site.name} (line {finding.line}) has no native counterpart the fix can write")
+            if site.call is None or site.call.func is not site.node:
+                raise Refused(f"{site.name} is used without being called (line {finding.line})")
+            uses[site.name].append(finding)
+        self.check_every_use_is_handled([f for found in uses.values() for f in found])
+        if len(uses[_INITIALIZE]) != 1:
+            raise Refused("amp.initialize is not called exactly once in this module")
+        if not uses[_SCALE_LOSS]:
+            raise Refused("amp.scale_loss is not used in the module that calls amp.initialize")
+        init = uses[_INITIALIZE][0]
+        self.initialize(init)
+        for finding in uses[_SCALE_LOSS]:
+            self.scale_loss(finding)
+        self.steps(uses[_SCALE_LOSS])
+        for finding in uses[_MASTER_PARAMS]:
+            self.master_params(finding)
+        for finding in uses[_STATE_DICT] + uses[_LOAD_STATE_DICT]:
+            self.state(finding)
+        self.pass_scaler()
+        edits = sorted(set(self.edits))
+        if any(a.end > b.start for a, b in zip(edits, edits[1:])):
+            raise Refused("the rewrites would overlap")
+        self.ctx.memo[("apex-amp-nodes",)] = {id(f.site.node) for found in uses.values() for f in found}
+        roots = {chain_root(f.site.node).id for found in uses.values() for f in found}
+        return plan(edits, Grade.UNSAFE, self.imports, releases=roots, note="; ".join(self.notes))
+
+    def check_every_use_is_handled(self, findings) -> None:
+        """Every read of an apex.amp name is one the migration rewrites: a use it cannot see
+        (a noqa, an unselected code, `amp` passed as a value) would keep apex alive."""
+        handled = {id(chain_root(f.site.node)) for f in findings}
+        for finding in findings:
+            binding = finding.site.binding
+            qualname = getattr(binding, "qualname", None) or ""
+            for use in getattr(binding, "uses", ()):
+                if id(use) in handled:
+                    continue
+                parent = self.parents.get(id(use))
+                reaches_amp = qualname.startswith("apex.amp") or (
+                    isinstance(parent, ast.Attribute) and parent.attr == "amp")
+                if reaches_amp:
+                    raise Refused(f"apex.amp is used on line {use.lineno} in a way the fix does not rewrite")
+
+    # amp.initialize -> the scaler ------------------------------------------------------------
+    def initialize(self, finding) -> None:
+        call = finding.site.call
+        statement = self.statement_of(call)
+        if not (isinstance(statement, ast.Expr) and statement.value is call
+                or isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1):
+            raise Refused(f"the result of amp.initialize (line {finding.line}) is not simply assigned")
+        if len(call.args) > 2 or any(k.arg is None for k in call.keywords):
+            raise Refused("amp.initialize takes more positional arguments than the model and optimizer")
+        model, optimizer = _argument(call, 0, "models"), _argument(call, 1, "optimizers")
+        self.model, self.optimizer = _chain(model), _chain(optimizer)
+        if self.model is None or self.optimizer is None:
+            raise Refused("amp.initialize is not given one model and one optimizer by name")
+        keywords = {k.arg: k.value for k in call.keywords}
+        for name in _REFUSED_KEYWORDS:
+            if name in keywords:
+                raise Refused(f"amp.initialize's {name}= has no native counterpart")
+        if _literal(keywords.get("num_losses", ast.Constant(1))) != 1:
+            raise Refused("several losses (num_losses=) need a person to place their scaling")
+        opt_level = keywords.get("opt_level")
+        level = "O1" if opt_level is None else _literal(opt_level)
+        enabled = keywords.get("enabled")
+        flag = True if enabled is None else _literal(enabled)
+        conditions = []
+        if level is ...:
+            conditions.append(f'{self.source.segment(opt_level)} != "O0"')
+            self.notes.append("opt_level O2/O3 (fp16 master weights) become autocast, which keeps fp32 weights")
+        elif level not in ("O0", "O1", "O2", "O3"):
+            raise Refused(f"opt_level={level!r} is not an apex opt level")
+        elif level in ("O2", "O3"):
+            self.notes.append(f"opt_level {level} (fp16 master weights) became autocast, which keeps fp32 weights")
+        if flag is ...:
+            conditions.insert(0, self.source.segment(enabled))
+        self.enabled = not (level == "O0" or flag is False)
+        guard = self.guard(statement)
+        if guard is not None:
+            conditions.insert(0, self.source.segment(guard.test))
+        self.dynamic = len(conditions) > 0
+        self.condition = guard.test if guard is not None else None
+        scaler_keywords = []
+        loss_scale = keywords.get("loss_scale")
+        if loss_scale is not None and _literal(loss_scale) != "dynamic":
+            if not isinstance(_literal(loss_scale), (int, float)) or isinstance(_literal(loss_scale), bool):
+                raise Refused("loss_scale= is neither \"dynamic\" nor a number")
+            scaler_keywords.append(f"init_scale={self.source.segment(loss_scale)}")
+            self.notes.append("apex kept the loss scale fixed; GradScaler starts from it, "
+                              "backs off on overflow and grows every 2000 steps")
+        if self.dynamic:
+            scaler_keywords.append("enabled=" + " and ".join(
+                f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions))
+        self.init = finding
+        self.init_statement = guard if guard is not None else statement
+        self.scaler = self.place_scaler(statement)
+        replacement = []
+        if self.enabled:
+            torch = self.torch(finding)
+            replacement.append(f"{self.scaler_name} = {self.spelled('grad_scaler', torch, ', '.join(scaler_keywords))}")
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets[0]
+            elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
+            if len(elements) != 2:
+                raise Refused("amp.initialize's result is unpacked into something else than (model, optimizer)")
+            if [_chain(e) for e in elements] != [self.model, self.optimizer]:
+                replacement.append(f"{self.source.segment(targets)} = "
+                                   f"{self.source.segment(model)}, {self.source.segment(optimizer)}")
+        indent = self.indentation(self.init_statement)
+        self.own_lines(self.init_statement)
+        start, end = self.source.span(self.init_statement)
+        text = (self.source.newline + indent).join(replacement) or "pass"
+        self.edits.append(TextEdit(start, end, text))
+
+    def guard(self, statement: ast.stmt) -> Optional[ast.If]:
+        """`if args.fp16:` around the initialization, when its body only imports apex.amp for
+        it: the scaler is then created always, enabled by that condition."""
+        site = self.places[id(statement)]
+        owner = site.owner
+        if not isinstance(owner, ast.If) or owner.orelse or site.block is not owner.body:
+            return None
+        for other in owner.body:
+            if other is not statement and not self.imports_amp(other):
+                raise Refused(f"the `if` around amp.initialize (line {owner.lineno}) does more than initialize apex")
+        return owner
+
+    def imports_amp(self, statement: ast.stmt) -> bool:
+        """An import of apex.amp, bare or in `try: ... except ImportError: raise ...`."""
+        if isinstance(statement, ast.ImportFrom):
+            return statement.module == "apex" and [a.name for a in statement.names] == ["amp"] or (
+                statement.module == "apex.amp")
+        if isinstance(statement, ast.Import):
+            return all(a.name in ("apex", "apex.amp") for a in statement.names)
+        if isinstance(statement, ast.Try):
+            raising = all(len(h.body) == 1 and isinstance(h.body[0], ast.Raise) for h in statement.handlers)
+            return raising and not statement.orelse and not statement.finalbody and all(
+                self.imports_amp(s) for s in statement.body)
+        return False
+
+    def place_scaler(self, statement: ast.stmt) -> _Scaler:
+        taken = self.ctx.bound | {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | (
+            self.ctx.named_in_strings)
+        attributes = {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)}
+        if self.optimizer.startswith("self."):
+            method = self.scope_of(statement)
+            owner = self.parents.get(id(method)) if method is not None else None
+            if not isinstance(owner, ast.ClassDef):
+                raise Refused("amp.initialize works on self outside a method")
+            name = next((n for n in _SCALER_NAMES if n not in attributes), None)
+            self.scaler_name = f"self.{name}"
+            return _Scaler(name, owner)
+        name = next((n for n in _SCALER_NAMES if n not in taken), None)
+        if name is None:
+            raise Refused("every name the scaler could take is in use")
+        self.scaler_name = name
+        return _Scaler(name, self.scope_of(statement))
+
+    def reach(self, node: ast.AST, what: str) -> str:
+        """The scaler's name where `node` runs, or why it is out of reach."""
+        scaler = self.scaler
+        if self.scaler_name.startswith("self."):
+            if scaler.home in self.enclosing(node) and self.scope_of(node) is not None:
+                return self.scaler_name
+            raise Refused(f"{what} (line {node.lineno}) is outside the class that initializes apex")
+        scopes = self.enclosing(node)
+        after = (node.lineno, node.col_offset) > (self.init_statement.lineno, self.init_statement.col_offset)
+        if scaler.home is None:  # a global: any code after it, and any function, reads it
+            if after or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) for s in scopes):
+                return scaler.name
+            raise Refused(f"{what} (line {node.lineno}) runs before amp.initialize")
+        if scaler.home in scopes:
+            if after:
+                return scaler.name
+            raise Refused(f"{what} (line {node.lineno}) runs before amp.initialize")
+        function = self.scope_of(node)
+        if isinstance(function, ast.FunctionDef) and self.parents.get(id(function)) is self.tree:
+            self.scaler.passed_to[id(function)] = function
+            return scaler.name
+        raise Refused(f"{what} (line {node.lineno}) is out of reach of the scaler amp.initialize would become")
+
+    # with amp.scale_loss(...) -> scaler.scale(loss).backward() and the forward pass under autocast
+    def scale_loss(self, finding) -> None:
+        call = finding.site.call
+        statement = self.statement_of(call)
+        if not (isinstance(statement, (ast.With, ast.AsyncWith)) and len(statement.items) == 1
+                and statement.items[0].context_expr is call):
+            raise Refused(f"amp.scale_loss (line {finding.line}) is not the only item of a `with`")
+        scaled = statement.items[0].optional_vars
+        body = statement.body
+        backward = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+        if not (isinstance(scaled, ast.Name) and isinstance(backward, ast.Call)
+                and isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward"
+                and isinstance(backward.func.value, ast.Name) and backward.func.value.id == scaled.id):
+            raise Refused(f"the body of amp.scale_loss (line {finding.line}) does more than scaled_loss.backward()")
+        loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
+        if loss is None or _chain(optimizer) != self.optimizer:
+            raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
+        for keyword in call.keywords:
+            if keyword.arg in ("loss", "optimizers") or keyword.arg == "delay_unscale" and _literal(
+                    keyword.value) is False or keyword.arg == "loss_id" and _literal(keyword.value) == 0:
+                continue
+            raise Refused(f"amp.scale_loss's {keyword.arg}= (line {finding.line}) needs a person")
+        if self.model in set(_chains(loss)) or self.model_called(loss):
+            raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
+        arguments = self.source.text[self.source.span(backward.func)[1]:self.source.span(backward)[1]]
+        anchor = self.with_fallback(statement, loss, arguments)
+        self.own_lines(anchor)
+        loss_text = self.source.segment(loss)
+        if self.enabled:
+            scaler = self.reach(anchor, "amp.scale_loss")
+            text = f"{scaler}.scale({loss_text}).backward{arguments}"
+            self.forward_pass(anchor, loss, finding)
+        else:
+            atomic = isinstance(loss, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+            text = f"{loss_text if atomic else f'({loss_text})'}.backward{arguments}"
+        start, end = self.source.span(anchor)
+        self.edits.append(TextEdit(start, end, text + self.comments(anchor)))
+        self.backward_statements.append(anchor)
+
+    def with_fallback(self, statement: ast.stmt, loss: ast.AST, arguments: str) -> ast.stmt:
+        """`if args.fp16: <with amp.scale_loss> else: loss.backward()` is one scaled backward
+        when the condition is the one amp.initialize was guarded by."""
+        site = self.places[id(statement)]
+        owner = site.owner
+        if not (isinstance(owner, ast.If) and owner.body == [statement] and len(owner.orelse) == 1):
+            return statement
+        other = owner.orelse[0]
+        call = other.value if isinstance(other, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+                and self.source.segment(call.func.value) == self.source.segment(loss)
+                and self.source.text[self.source.span(call.func)[1]:self.source.span(call)[1]] == arguments):
+            raise Refused(f"the `else` of amp.scale_loss's `if` (line {owner.lineno}) does more than loss.backward()")
+        if self.condition is None or ast.dump(owner.test) != ast.dump(self.condition):
+            raise Refused(f"amp.scale_loss's `if` (line {owner.lineno}) tests another condition than "
+                          "the one amp.initialize is guarded by")
+        return owner
+
+    def comments(self, statement: ast.stmt) -> str:
+        """The comments inside a statement that is rewritten on one line, kept at its end."""
+        text = self.source.text[self.source.span(statement)[0]:self.line_end(statement.end_lineno)]
+        try:
+            found = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                     if t.type == tokenize.COMMENT]
+        except (tokenize.TokenError, SyntaxError):
+            found = []
+        if found:
+            self.edits.append(TextEdit(self.source.span(statement)[1], self.line_end(statement.end_lineno), ""))
+        return "".join("  " + c for c in found)
+
+    def forward_pass(self, anchor: ast.stmt, loss: ast.AST, finding) -> None:
+        """Wrap the statements the loss depends on, from the first one that uses the model,
+        in autocast."""
+        site = self.places[id(anchor)]
+        model_root = self.model.split(".")[0]
+        needed = _loads(loss) - {model_root}
+        dependencies = []
+        for statement in reversed(site.block[:site.index]):
+            if statement is self.init_statement:
+                break
+            if _stores(statement) & needed:
+                dependencies.append(statement)
+                needed |= _loads(statement) - {model_root}
+        uses_model = [s for s in dependencies if self.model in set(_chains(s)) or self.model_called(s)]
+        if not uses_model:
+            raise Refused(f"the forward pass of the loss scaled on line {finding.line} is not in the block before it")
+        first, last = uses_model[-1], dependencies[0]
+        region = site.block[site.block.index(first):site.block.index(last) + 1]
+        for statement in region:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                        "backward", "step"):
+                    raise Refused(f"the forward pass before line {finding.line} also steps or runs backward")
+                if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
+                    raise Refused(f"the forward pass before line {finding.line} holds a multi-line string")
+        self.own_lines(first)
+        self.own_lines(last)
+        indent, unit = self.indentation(first), self.unit(site)
+        scaler = self.reach(first, "the forward pass")
+        torch = self.torch(finding)
+        enabled = f"enabled={scaler}.is_enabled()" if self.dynamic else ""
+        header = f"{indent}with {self.spelled('autocast', torch, enabled)}:{self.source.newline}"
+        start = self.source.line_start(first.lineno)
+        end = self.line_end(last.end_lineno)
+        lines = self.source.text[start:end].splitlines(True)
+        self.edits.append(TextEdit(start, end, header + "".join(
+            unit + line if line.strip() else line for line in lines)))
+
+    def model_called(self, statement: ast.stmt) -> bool:
+        """The model is called under another attribute chain (`model.module(x)`)."""
+        return any(isinstance(n, ast.Call) and (_chain(n.func) or "").startswith(self.model + ".")
+                   for n in ast.walk(statement))
+
+    # optimizer.step() -> scaler.step(optimizer); scaler.update() ------------------------------
+    def steps(self, scale_losses) -> None:
+        """Every `optimizer.step()` of the functions that scale losses; and the gradient reads
+        between the backward and the step see unscaled gradients, as they did with apex."""
+        scopes = {id(self.scope_of(f.site.call)) for f in scale_losses}
+        steps = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
+                    and _chain(node.func.value) == self.optimizer:
+                statement = self.statement_of(node)
+                if id(self.scope_of(node)) not in scopes:
+                    raise Refused(f"{self.optimizer}.step() on line {node.lineno} is away from the scaled backward")
+                if not (isinstance(statement, ast.Expr) and statement.value is node) or node.args or node.keywords:
+                    raise Refused(f"{self.optimizer}.step(...) on line {node.lineno} is not a plain call")
+                steps.append(statement)
+        if not steps:
+            raise Refused(f"no {self.optimizer}.step() follows the scaled backward")
+        if not self.enabled:
+            return
+        for step in steps:
+            self.own_lines(step)
+            scaler = self.reach(step, "the optimizer step")
+            indent = self.indentation(step)
+            optimizer = self.source.segment(step.value.func.value)
+            self.edits.append(TextEdit(*self.source.span(step), f"{scaler}.step({optimizer})"))
+            self.edits.append(TextEdit(self.line_end(step.end_lineno), self.line_end(step.end_lineno),
+                                       f"{self.source.newline}{indent}{scaler}.update()"))
+            self.unscale_before_reads(step, scaler)
+
+    def unscale_before_reads(self, step: ast.stmt, scaler: str) -> None:
+        place = self.places[id(step)]
+        backward = [b for b in self.backward_statements if self.places[id(b)].block is place.block]
+        since = place.block.index(backward[-1]) + 1 if backward else 0
+        for statement in place.block[since:place.index]:
+            if self.reads_gradients(statement):
+                self.own_lines(statement)
+                start = self.source.line_start(statement.lineno)
+                self.edits.append(TextEdit(start, start, f"{self.indentation(statement)}{scaler}.unscale_("
+                                                         f"{self.optimizer}){self.source.newline}"))
+                return
+        outer = [b for b in self.backward_statements if b not in backward]
+        for anchor in outer:  # a read between a backward and the block of the step
+            site = self.places[id(anchor)]
+            holder = next((s for s in site.block[site.index + 1:] if step in list(ast.walk(s))), None)
+            if holder is None:
+                continue
+            for statement in site.block[site.index + 1:site.block.index(holder)]:
+                if self.reads_gradients(statement):
+                    raise Refused(f"gradients are read on line {statement.lineno}, away from the optimizer step")
+
+    def reads_gradients(self, statement: ast.stmt) -> bool:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Load):
+                return True
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in _GRAD_READERS:
+                    return True
+        return False
+
+    # amp.master_params, amp.state_dict, amp.load_state_dict -------------------------------------
+    def master_params(self, finding) -> None:
+        call = finding.site.call
+        optimizer = _argument(call, 0, "optimizer")
+        if _chain(optimizer) is None or len(call.args) + len(call.keywords) != 1:
+            raise Refused(f"amp.master_params (line {finding.line}) is not given one optimizer by name")
+        text = self.source.segment(optimizer)
+        parameters = f'(p for group in {text}.param_groups for p in group["params"])'
+        self.edits.append(TextEdit(*self.source.span(call), parameters))
+
+    def state(self, finding) -> None:
+        call = finding.site.call
+        if not self.enabled:
+            raise Refused(f"apex's state (line {finding.line}) has no counterpart when AMP is off")
+        scaler = self.reach(call, "amp's state")
+        method = finding.site.name.rsplit(".", 1)[1]
+        start = self.source.span(call.func)[0]
+        self.edits.append(TextEdit(start, self.source.span(call.func)[1], f"{scaler}.{method}"))
+        if not any("checkpoint" in n for n in self.notes):
+            self.notes.append("checkpoints written by apex hold amp.state_dict()'s loss scaler, which "
+                              "scaler.load_state_dict() does not read: resume them without it")
+
+    def pass_scaler(self) -> None:
+        """Hand the scaler to the module-level functions that use it, as a parameter: only
+        when every reference to such a function is a call from the initializing function."""
+        for function in self.scaler.passed_to.values():
+            arguments = function.args
+            if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs \
+                    or not arguments.args:
+                raise Refused(f"{function.name}() takes *args, keyword-only or no parameters: pass the scaler by hand")
+            calls = []
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Name) and node.id == function.name:
+                    call = self.parents.get(id(node))
+                    if not (isinstance(call, ast.Call) and call.func is node
+                            and self.scaler.home in self.enclosing(call) and call.lineno > self.init_statement.lineno):
+                        raise Refused(f"{function.name}() is used elsewhere than after amp.initialize in "
+                                      "the function that calls it: pass the scaler by hand")
+                    calls.append(call)
+            if not calls or function.name in self.ctx.named_in_strings:
+                raise Refused(f"{function.name}() is not called where the scaler is created")
+            last = arguments.args[-1]
+            default = arguments.defaults[-1] if arguments.defaults else None
+            end = max(self.source.span(last)[1], self.source.span(default)[1] if default else 0)
+            parameter = self.scaler.name + ("=None" if default else "")
+            self.edits.append(TextEdit(end, end, f", {parameter}"))
+            for call in calls:
+                listed = [*call.args, *call.keywords]
+                if listed:
+                    at = max(self.source.span(a)[1] for a in listed)
+                    self.edits.append(TextEdit(at, at, f", {self.scaler.name}={self.scaler.name}"))
+                else:
+                    at = open_paren(self.source, call)
+                    if at is None:
+                        raise Refused(f"the call of {function.name}() is not one the fix can extend")
+                    self.edits.append(TextEdit(at, at, f"{self.scaler.name}={self.scaler.name}"))

@@ -1,0 +1,36 @@
+"""apex DistributedDataParallel with apex AMP, one process (gloo) per device."""
+import os
+import tempfile
+
+import torch
+import torch.distributed as dist
+
+
+def setup():
+    if not dist.is_initialized():
+        init_method = "file://" + os.path.join(tempfile.mkdtemp(), "rendezvous")
+        dist.init_process_group("gloo", init_method=init_method, rank=0, world_size=1)
+
+
+def main(argv=None):
+    setup()
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = torch.amp.GradScaler("cuda")
+    model = torch.nn.parallel.DistributedDataParallel(model)
+    losses = []
+    for _ in range(3):
+        inputs = torch.randn(4, 8)
+        with torch.amp.autocast("cuda"):
+            loss = model(inputs).pow(2).mean()
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+        losses.append(loss.item())
+    return {"losses": losses, "model": model, "optimizer": optimizer, "steps": 3}
+
+
+if __name__ == "__main__":
+    main()
