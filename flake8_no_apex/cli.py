@@ -214,6 +214,8 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
         recipe = finding.rule.recipe.format(**spelled)
         if recipe and recipe not in summary.recipes:
             summary.recipes.append(recipe)
+    for line, note in sorted(result.notes):
+        print(f"{path}:{line}: note: {note}", file=report_to)
     summary.manual += len(result.remaining)
     summary.unsafe += result.unsafe
     summary.shims += result.shims

@@ -224,8 +224,16 @@ def _whole_lines(source: Source, edit: TextEdit) -> TextEdit:
 
 
 def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
+    """Delete a statement's lines; at the top of the file, the blank lines after it too."""
     start, end = source.span(statement)
-    return _whole_lines(source, TextEdit(start, end, ""))
+    edit = _whole_lines(source, TextEdit(start, end, ""))
+    if edit.start == 0:
+        blank = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
+        end = edit.end
+        while (match := blank.match(source.text, end)) and match.end() > end:
+            end = match.end()
+        edit = TextEdit(0, end, "")
+    return edit
 
 
 def string_like(source: Source, node: ast.AST, value: str) -> str:

@@ -23,7 +23,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set
 
-from ..edits import Plan, Source, TextEdit, open_paren, plan
+from ..edits import Plan, Source, TextEdit, open_paren, plan, remove_statement
 from ..resolve import chain_root
 from ..table import Grade
 
@@ -220,12 +220,13 @@ class _Migration:
                 raise Refused(f"{site.name} is used without being called (line {finding.line})")
             uses[site.name].append(finding)
         self.check_every_use_is_handled([f for found in uses.values() for f in found])
-        if len(uses[_INITIALIZE]) != 1:
-            raise Refused("amp.initialize is not called exactly once in this module")
+        if not uses[_INITIALIZE]:
+            raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
+        if len(uses[_INITIALIZE]) > 1:
+            raise Refused("amp.initialize is called more than once in this module")
+        self.initialize(uses[_INITIALIZE][0])
         if not uses[_SCALE_LOSS]:
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize")
-        init = uses[_INITIALIZE][0]
-        self.initialize(init)
         for finding in uses[_SCALE_LOSS]:
             self.scale_loss(finding)
         self.steps(uses[_SCALE_LOSS])
@@ -267,8 +268,9 @@ class _Migration:
         if len(call.args) > 2 or any(k.arg is None for k in call.keywords):
             raise Refused("amp.initialize takes more positional arguments than the model and optimizer")
         model, optimizer = _argument(call, 0, "models"), _argument(call, 1, "optimizers")
-        self.model, self.optimizer = _chain(model), _chain(optimizer)
-        if self.model is None or self.optimizer is None:
+        # the names that stand for them from here on: amp.initialize returns the same objects
+        self.models, self.optimizers = {_chain(model)}, {_chain(optimizer)}
+        if None in self.models | self.optimizers:
             raise Refused("amp.initialize is not given one model and one optimizer by name")
         keywords = {k.arg: k.value for k in call.keywords}
         for name in _REFUSED_KEYWORDS:
@@ -317,16 +319,21 @@ class _Migration:
         if isinstance(statement, ast.Assign):
             targets = statement.targets[0]
             elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
-            if len(elements) != 2:
+            names = [_chain(e) for e in elements]
+            if len(elements) != 2 or None in names:
                 raise Refused("amp.initialize's result is unpacked into something else than (model, optimizer)")
-            if [_chain(e) for e in elements] != [self.model, self.optimizer]:
+            if names != [_chain(model), _chain(optimizer)]:
+                self.models.add(names[0])
+                self.optimizers.add(names[1])
                 replacement.append(f"{self.source.segment(targets)} = "
                                    f"{self.source.segment(model)}, {self.source.segment(optimizer)}")
         indent = self.indentation(self.init_statement)
         self.own_lines(self.init_statement)
-        start, end = self.source.span(self.init_statement)
-        text = (self.source.newline + indent).join(replacement) or "pass"
-        self.edits.append(TextEdit(start, end, text))
+        if replacement or len(self.places[id(self.init_statement)].block) == 1:
+            start, end = self.source.span(self.init_statement)
+            self.edits.append(TextEdit(start, end, (self.source.newline + indent).join(replacement) or "pass"))
+        else:
+            self.edits.append(remove_statement(self.source, self.init_statement))
 
     def guard(self, statement: ast.stmt) -> Optional[ast.If]:
         """`if args.fp16:` around the initialization, when its body only imports apex.amp for
@@ -357,7 +364,7 @@ class _Migration:
         taken = self.ctx.bound | {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | (
             self.ctx.named_in_strings)
         attributes = {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)}
-        if self.optimizer.startswith("self."):
+        if any(name.startswith("self.") for name in self.optimizers):
             method = self.scope_of(statement)
             owner = self.parents.get(id(method)) if method is not None else None
             if not isinstance(owner, ast.ClassDef):
@@ -409,14 +416,14 @@ class _Migration:
                 and isinstance(backward.func.value, ast.Name) and backward.func.value.id == scaled.id):
             raise Refused(f"the body of amp.scale_loss (line {finding.line}) does more than scaled_loss.backward()")
         loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
-        if loss is None or _chain(optimizer) != self.optimizer:
+        if loss is None or _chain(optimizer) not in self.optimizers:
             raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
         for keyword in call.keywords:
             if keyword.arg in ("loss", "optimizers") or keyword.arg == "delay_unscale" and _literal(
                     keyword.value) is False or keyword.arg == "loss_id" and _literal(keyword.value) == 0:
                 continue
             raise Refused(f"amp.scale_loss's {keyword.arg}= (line {finding.line}) needs a person")
-        if self.model in set(_chains(loss)) or self.model_called(loss):
+        if self.uses_model(loss):
             raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
         arguments = self.source.text[self.source.span(backward.func)[1]:self.source.span(backward)[1]]
         anchor = self.with_fallback(statement, loss, arguments)
@@ -467,16 +474,16 @@ class _Migration:
         """Wrap the statements the loss depends on, from the first one that uses the model,
         in autocast."""
         site = self.places[id(anchor)]
-        model_root = self.model.split(".")[0]
-        needed = _loads(loss) - {model_root}
+        model_roots = {name.split(".")[0] for name in self.models}
+        needed = _loads(loss) - model_roots
         dependencies = []
         for statement in reversed(site.block[:site.index]):
             if statement is self.init_statement:
                 break
             if _stores(statement) & needed:
                 dependencies.append(statement)
-                needed |= _loads(statement) - {model_root}
-        uses_model = [s for s in dependencies if self.model in set(_chains(s)) or self.model_called(s)]
+                needed |= _loads(statement) - model_roots
+        uses_model = [s for s in dependencies if self.uses_model(s)]
         if not uses_model:
             raise Refused(f"the forward pass of the loss scaled on line {finding.line} is not in the block before it")
         first, last = uses_model[-1], dependencies[0]
@@ -501,10 +508,11 @@ class _Migration:
         self.edits.append(TextEdit(start, end, header + "".join(
             unit + line if line.strip() else line for line in lines)))
 
-    def model_called(self, statement: ast.stmt) -> bool:
-        """The model is called under another attribute chain (`model.module(x)`)."""
-        return any(isinstance(n, ast.Call) and (_chain(n.func) or "").startswith(self.model + ".")
-                   for n in ast.walk(statement))
+    def uses_model(self, node: ast.AST) -> bool:
+        """The model is read, or called through an attribute (`model.module(x)`)."""
+        prefixes = tuple(name + "." for name in self.models)
+        return bool(self.models & set(_chains(node))) or any(
+            isinstance(n, ast.Call) and (_chain(n.func) or "").startswith(prefixes) for n in ast.walk(node))
 
     # optimizer.step() -> scaler.step(optimizer); scaler.update() ------------------------------
     def steps(self, scale_losses) -> None:
@@ -514,15 +522,15 @@ class _Migration:
         steps = []
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
-                    and _chain(node.func.value) == self.optimizer:
+                    and _chain(node.func.value) in self.optimizers:
                 statement = self.statement_of(node)
                 if id(self.scope_of(node)) not in scopes:
-                    raise Refused(f"{self.optimizer}.step() on line {node.lineno} is away from the scaled backward")
+                    raise Refused(f"the optimizer step on line {node.lineno} is away from the scaled backward")
                 if not (isinstance(statement, ast.Expr) and statement.value is node) or node.args or node.keywords:
-                    raise Refused(f"{self.optimizer}.step(...) on line {node.lineno} is not a plain call")
+                    raise Refused(f"the optimizer step on line {node.lineno} is not a plain call")
                 steps.append(statement)
         if not steps:
-            raise Refused(f"no {self.optimizer}.step() follows the scaled backward")
+            raise Refused("no optimizer.step() follows the scaled backward")
         if not self.enabled:
             return
         for step in steps:
@@ -533,9 +541,9 @@ class _Migration:
             self.edits.append(TextEdit(*self.source.span(step), f"{scaler}.step({optimizer})"))
             self.edits.append(TextEdit(self.line_end(step.end_lineno), self.line_end(step.end_lineno),
                                        f"{self.source.newline}{indent}{scaler}.update()"))
-            self.unscale_before_reads(step, scaler)
+            self.unscale_before_reads(step, scaler, optimizer)
 
-    def unscale_before_reads(self, step: ast.stmt, scaler: str) -> None:
+    def unscale_before_reads(self, step: ast.stmt, scaler: str, optimizer: str) -> None:
         place = self.places[id(step)]
         backward = [b for b in self.backward_statements if self.places[id(b)].block is place.block]
         since = place.block.index(backward[-1]) + 1 if backward else 0
@@ -544,7 +552,7 @@ class _Migration:
                 self.own_lines(statement)
                 start = self.source.line_start(statement.lineno)
                 self.edits.append(TextEdit(start, start, f"{self.indentation(statement)}{scaler}.unscale_("
-                                                         f"{self.optimizer}){self.source.newline}"))
+                                                         f"{optimizer}){self.source.newline}"))
                 return
         outer = [b for b in self.backward_statements if b not in backward]
         for anchor in outer:  # a read between a backward and the block of the step

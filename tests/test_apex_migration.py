@@ -1,0 +1,381 @@
+"""The apex AMP migration (`fix --unsafe-fixes` on APX101-APX103): realistic legacy training
+scripts migrate to exactly the reviewed text, which parses, adds no pyflakes warning and is
+stable; every shape the migration does not know is left as it is, with the reason. (That the
+migrated scripts train with real torch is checked in conformance/test_migration.py.)"""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+from pyflakes.api import check as pyflakes_check
+from pyflakes.reporter import Reporter
+
+from flake8_no_apex.fixer import fix_text
+
+SCRIPTS = Path(__file__).parent / "apex_migration"
+MIGRATED_CODES = {"APX001", "APX101", "APX102", "APX103"}
+
+
+def pyflakes(text: str) -> set:
+    """The pyflakes messages of a module, without their line numbers."""
+    import io
+
+    out = io.StringIO()
+    pyflakes_check(text, "module.py", Reporter(out, out))
+    return {line.split(" ", 1)[1] for line in out.getvalue().splitlines()}
+
+
+def migrate(text: str):
+    return fix_text(textwrap.dedent(text), unsafe=True)
+
+
+def check_migrated(before: str, after: str) -> None:
+    result = migrate(before)
+    assert result.text == textwrap.dedent(after)
+    assert fix_text(result.text, unsafe=True).text == result.text, "a second run changes nothing"
+
+
+def check_refused(before: str, reason: str) -> None:
+    result = migrate(before)
+    assert result.text == textwrap.dedent(before)
+    assert any(reason in note for _, note in result.notes), result.notes
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS.glob("*.py")), ids=lambda p: p.stem)
+def test_legacy_script_migrates_to_the_reviewed_text(script):
+    result = fix_text(script.read_text(), unsafe=True)
+    assert result.text == (SCRIPTS / "fixed" / script.name).read_text()
+    assert not [f for f in result.remaining if f.code in MIGRATED_CODES]
+    tree = ast.parse(result.text)
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {name for name in imported if name and name.split(".")[0] in ("apex", "amp")}
+    assert "amp" not in {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    assert fix_text(result.text, unsafe=True).text == result.text
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS.glob("*.py")), ids=lambda p: p.stem)
+def test_migrated_script_has_no_new_pyflakes_warning(script):
+    before = script.read_text()
+    assert pyflakes(fix_text(before, unsafe=True).text) <= pyflakes(before)
+
+
+def test_safe_fixes_leave_the_training_step_alone():
+    source = (SCRIPTS / "clipping.py").read_text()
+    result = fix_text(source)
+    assert result.text == source and result.unsafe == 3  # initialize, scale_loss, master_params
+
+
+def test_opt_level_o0_drops_amp():
+    check_migrated(
+        """\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O0")
+        for x, y in loader:
+            loss = criterion(model(x), y) / 2
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward(retain_graph=True)
+            optimizer.step()
+        """,
+        """\
+        for x, y in loader:
+            loss = criterion(model(x), y) / 2
+            loss.backward(retain_graph=True)
+            optimizer.step()
+        """,
+    )
+
+
+def test_enabled_flag_and_renamed_results():
+    check_migrated(
+        """\
+        import torch as th
+        import apex
+
+        def fit(model, optimizer, loader, use_amp):
+            net, opt = apex.amp.initialize(model, optimizer, enabled=use_amp, verbosity=0)
+            for batch in loader:
+                out = net(batch)
+                loss = out.mean()  # the loss
+                with apex.amp.scale_loss(loss, opt) as scaled:  # scaled by apex
+                    scaled.backward()
+                opt.step()
+        """,
+        """\
+        import torch as th
+
+        def fit(model, optimizer, loader, use_amp):
+            scaler = th.amp.GradScaler("cuda", enabled=use_amp)
+            net, opt = model, optimizer
+            for batch in loader:
+                with th.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                    out = net(batch)
+                    loss = out.mean()  # the loss
+                scaler.scale(loss).backward()  # scaled by apex
+                scaler.step(opt)
+                scaler.update()
+        """,
+    )
+
+
+def test_the_scaler_takes_a_free_name_and_the_file_indentation():
+    check_migrated(
+        """\
+        from apex import amp
+
+        def train(model, optimizer, loader, scaler=None):
+        \tmodel, optimizer = amp.initialize(model, optimizer)
+        \tfor x in loader:
+        \t\tloss = model(x).sum()
+        \t\twith amp.scale_loss(loss, optimizer) as scaled_loss:
+        \t\t\tscaled_loss.backward()
+        \t\toptimizer.step()
+        """,
+        """\
+        import torch
+
+        def train(model, optimizer, loader, scaler=None):
+        \tgrad_scaler = torch.amp.GradScaler("cuda")
+        \tfor x in loader:
+        \t\twith torch.amp.autocast("cuda"):
+        \t\t\tloss = model(x).sum()
+        \t\tgrad_scaler.scale(loss).backward()
+        \t\tgrad_scaler.step(optimizer)
+        \t\tgrad_scaler.update()
+        """,
+    )
+
+
+def test_several_losses_of_one_optimizer_share_the_scaler_and_unscale_once():
+    check_migrated(
+        """\
+        import torch
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for x in loader:
+            first = model(x).sum()
+            with amp.scale_loss(first, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            second = model(x).mean()
+            with amp.scale_loss(second, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_value_(amp.master_params(optimizer), 1.0)
+            optimizer.step()
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for x in loader:
+            with torch.amp.autocast("cuda"):
+                first = model(x).sum()
+            scaler.scale(first).backward()
+            with torch.amp.autocast("cuda"):
+                second = model(x).mean()
+            scaler.scale(second).backward()
+            scaler.unscale_(optimizer)
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_value_((p for group in optimizer.param_groups for p in group["params"]), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+        """,
+    )
+
+
+def test_data_loading_before_the_first_model_call_stays_outside_autocast():
+    check_migrated(
+        """\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in loader:
+            x = x.cuda()
+            y = y.cuda()
+            optimizer.zero_grad()
+            output = model.module(x)
+            loss = criterion(output, y)
+            acc = (output.argmax(1) == y).float().mean()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            x = x.cuda()
+            y = y.cuda()
+            optimizer.zero_grad()
+            with torch.amp.autocast("cuda"):
+                output = model.module(x)
+                loss = criterion(output, y)
+            acc = (output.argmax(1) == y).float().mean()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """,
+    )
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("""\
+     from apex import amp
+
+     def step(model, optimizer, loss):
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step()
+     """, "amp.initialize is not called in this module"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     """, "amp.scale_loss is not used in the module"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = compute_loss(x)
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step()
+     """, "is not in the block before it"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for i, x in enumerate(loader):
+         loss = model(x).sum()
+         with amp.scale_loss(loss, optimizer, delay_unscale=i % 2 == 0) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step()
+     """, "delay_unscale= (line 6) needs a person"),
+    ("""\
+     from apex import amp
+
+     model, [d_opt, g_opt] = amp.initialize(model, [d_opt, g_opt], num_losses=2)
+     """, "one model and one optimizer by name"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x).sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:  # noqa: APX102
+             scaled_loss.backward()
+         optimizer.step()
+     """, "in a way the fix does not rewrite"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x).sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step(closure)
+     """, "is not a plain call"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x).sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+             log(scaled_loss)
+         optimizer.step()
+     """, "does more than scaled_loss.backward()"),
+    ("""\
+     from apex import amp
+
+     if args.fp16:
+         model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x).sum()
+         if args.half:
+             with amp.scale_loss(loss, optimizer) as scaled_loss:
+                 scaled_loss.backward()
+         else:
+             loss.backward()
+         optimizer.step()
+     """, "tests another condition"),
+    ("""\
+     from apex import amp
+
+     def main():
+         model, optimizer = amp.initialize(model, optimizer)
+         run(model, optimizer)
+
+     def run(model, optimizer):
+         loss = model(1).sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step()
+
+     run(model, optimizer)
+     """, "is used elsewhere than after amp.initialize"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x).sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         update(optimizer)
+
+     def update(optimizer):
+         optimizer.step()
+     """, "is away from the scaled backward"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer, master_weights=True)
+     """, "master_weights= has no native counterpart"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x, prompt=\"\"\"a
+     b\"\"\").sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step()
+     """, "holds a multi-line string"),
+    ("""\
+     from apex import amp
+
+     model, optimizer = amp.initialize(model, optimizer)
+     for x in loader:
+         loss = model(x).sum()
+         with amp.scale_loss(loss, optimizer) as scaled_loss:
+             scaled_loss.backward()
+         optimizer.step()
+     handle = amp._amp_state.handle
+     """, "in a way the fix does not rewrite"),
+])
+def test_shapes_the_migration_does_not_know_are_left_with_the_reason(source, reason):
+    check_refused(source, reason)
+
+
+def test_the_fix_says_how_numerics_change():
+    result = migrate("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        for x in loader:
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """)
+    assert result.notes == [(3, "opt_level O2 (fp16 master weights) became autocast, which keeps fp32 weights")]
