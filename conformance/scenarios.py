@@ -33,6 +33,8 @@ optimizer = torch.optim.SGD(params, lr=0.1)
 loss = model(x).sum()
 local_rank = 0
 scaler = torch.amp.GradScaler("cuda")
+loader = [(x, torch.randn(2, 4)), (x, torch.randn(2, 4))]
+criterion = torch.nn.functional.mse_loss
 torch_version_at_least = lambda version: True  # noqa: E731  (a project's own version helper)
 """
 # One process of a gloo group, for DistributedDataParallel on the CPU.
@@ -140,9 +142,12 @@ SCENARIOS = {
         APEX_ABSENT, invalid=(APEX_ABSENT,) * 5 + (NOT_RUNNABLE,),  # the last one catches the ImportError
         prelude=TORCH, verdict="cited source"),
     ("APX001", "import of apex.reparameterization"): Scenario(APEX_ABSENT, prelude=TORCH, verdict="cited source"),
-    ("APX101", "apex amp.initialize"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, verdict="cited source"),
-    ("APX102", "apex amp.scale_loss"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, verdict="cited source"),
-    ("APX103", "other apex.amp APIs"): Scenario(APEX_ABSENT, (APEX_ABSENT,) * 2, TORCH, verdict="cited source"),
+    ("APX101", "apex amp.initialize"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, observe=default_observation,
+                                                verdict="cited source"),
+    ("APX102", "apex amp.scale_loss"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, observe=default_observation,
+                                                verdict="cited source"),
+    ("APX103", "other apex.amp APIs"): Scenario(APEX_ABSENT, (APEX_ABSENT,) * 2, TORCH, observe=default_observation,
+                                                verdict="cited source"),
     ("APX104", "apex.parallel.DistributedDataParallel"): Scenario(
         APEX_ABSENT, prelude=PROCESS_GROUP, observe=observe_module("model"), verdict="cited source"),
     ("APX105", "apex SyncBatchNorm"): Scenario(

@@ -11,6 +11,7 @@ def parse(argv=None):
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--opt-level", type=str, default="O1")
     parser.add_argument("--keep-batchnorm-fp32", type=str, default=None)
+    parser.add_argument("--seed", default=0, type=int, help="seed for initializing training")
     return parser.parse_args(argv)
 
 
@@ -52,6 +53,8 @@ def train(train_loader, model, criterion, optimizer, epoch, device, scaler):
 
 def main(argv=None):
     args = parse(argv)
+    if args.seed is not None:
+        torch.manual_seed(args.seed)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = build_model().to(device)
     criterion = nn.CrossEntropyLoss().to(device)
