@@ -152,7 +152,8 @@ SCENARIOS = {
         APEX_ABSENT, prelude=PROCESS_GROUP, observe=observe_module("model"), verdict="cited source"),
     ("APX105", "apex SyncBatchNorm"): Scenario(
         APEX_ABSENT, prelude=TORCH, observe=observe_module("model"), verdict="cited source"),
-    ("APX106", "apex.fp16_utils"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, verdict="cited source"),
+    ("APX106", "apex.fp16_utils"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, observe=default_observation,
+                                            verdict="cited source"),
     ("APX107", "apex.optimizers.FusedAdam"): Scenario(
         APEX_ABSENT, prelude=TORCH, observe=observe_optimizer, verdict="wheel source"),
     ("APX107", "apex.optimizers.FusedSGD"): Scenario(

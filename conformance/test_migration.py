@@ -22,7 +22,7 @@ from runtime import run
 from test_examples import deprecation_warnings
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "apex_migration"
-ARGUMENTS = {"accumulation": ["--fp16"]}  # the script trains in fp32 without it
+ARGUMENTS = {"accumulation": ["--fp16"], "fp16_optimizer": ["--fp16"]}  # they train in fp32 without it
 
 
 def _migrated(script: Path) -> str:

@@ -362,6 +362,52 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
          optimizer.step()
      handle = amp._amp_state.handle
      """, "in a way the fix does not rewrite"),
+    ("""\
+     import torch
+     from apex.fp16_utils import FP16_Optimizer
+
+     model = Net().cuda().half()
+     optimizer = FP16_Optimizer(torch.optim.SGD(model.parameters(), lr=0.1), static_loss_scale=128.0)
+     """, "does not wrap an optimizer named in one assignment"),
+    ("""\
+     import torch
+     from apex.fp16_utils import FP16_Optimizer
+
+     model = Net().cuda().half()
+     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+     optimizer = FP16_Optimizer(optimizer, static_loss_scale=128.0)
+     for x in loader:
+         loss = model(x).sum()
+         optimizer.backward(loss)
+         optimizer.step()
+     """, "tensors are made half precision on line 4"),
+    ("""\
+     import torch
+     from apex.fp16_utils import FP16_Optimizer
+
+     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+     optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=args.dynamic)
+     """, "dynamic_loss_scale= is not a literal"),
+    ("""\
+     import torch
+     from apex.fp16_utils import FP16_Optimizer
+
+     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+     optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)
+     for x in loader:
+         loss = model(x).sum()
+         optimizer.backward(loss)
+         print(optimizer.loss_scale)
+         optimizer.step()
+     """, "FP16_Optimizer's loss_scale (line 9) has no native counterpart"),
+    ("""\
+     import torch
+     from apex import amp
+     from apex.fp16_utils import FP16_Optimizer
+
+     optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)
+     model, optimizer = amp.initialize(model, optimizer)
+     """, "both apex.amp and apex.fp16_utils"),
 ])
 def test_shapes_the_migration_does_not_know_are_left_with_the_reason(source, reason):
     check_refused(source, reason)

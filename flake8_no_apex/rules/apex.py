@@ -403,14 +403,35 @@ RULES = [
         timeline=_removed("AX-10, AX-11"),
         subject="{name}",
         advice="use {replacement}",
-        fix=Fix(Grade.DISPLAY, "master weights and loss scaling move into GradScaler: shown, not applied"),
+        fix=Fix(Grade.UNSAFE, "master weights and loss scaling move into GradScaler and the model stays fp32 under "
+                "autocast: FP16_Optimizer with network_to_half is migrated as a whole; the other helpers are shown"),
         doc=("The manual mixed-precision helpers of `apex.fp16_utils` (FP16_Optimizer, master "
-             "parameter copies, loss scalers) are what native AMP does for you."),
-        before=("from apex.fp16_utils import FP16_Optimizer\n\n"
-                "optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n"),
-        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
+             "parameter copies, loss scalers) are what native AMP does for you. `fix --unsafe-fixes` migrates "
+             "`optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)` (or `static_loss_scale=`) with "
+             "`optimizer.backward(loss)`, `optimizer.clip_master_grads(max_norm)` and `optimizer.step()` as it "
+             "migrates apex.amp (APX101), deleting `model = network_to_half(model)`; code that makes tensors "
+             "half precision itself or reads FP16_Optimizer's own state is left to a person."),
+        before=("import torch\nfrom apex.fp16_utils import FP16_Optimizer\n\n"
+                "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)\n"
+                "for x, y in loader:\n"
+                "    optimizer.zero_grad()\n"
+                "    loss = criterion(model(x), y)\n"
+                "    optimizer.backward(loss)\n"
+                "    optimizer.step()\n"),
+        after=("import torch\n\n"
+               "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+               "scaler = torch.amp.GradScaler(\"cuda\")\n"
+               "for x, y in loader:\n"
+               "    optimizer.zero_grad()\n"
+               "    with torch.amp.autocast(\"cuda\"):\n"
+               "        loss = criterion(model(x), y)\n"
+               "    scaler.scale(loss).backward()\n"
+               "    scaler.step(optimizer)\n"
+               "    scaler.update()\n"),
         invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
         recipe=AMP_RECIPE,
+        fixer=migrate_amp,
     ),
     Rule(
         code="APX107",

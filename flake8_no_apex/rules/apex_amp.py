@@ -30,13 +30,21 @@ from ..table import Grade
 _INITIALIZE, _SCALE_LOSS = "apex.amp.initialize", "apex.amp.scale_loss"
 _MASTER_PARAMS, _STATE_DICT = "apex.amp.master_params", "apex.amp.state_dict"
 _LOAD_STATE_DICT = "apex.amp.load_state_dict"
-_HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT}
+_FP16_OPTIMIZER, _NETWORK_TO_HALF = "apex.fp16_utils.FP16_Optimizer", "apex.fp16_utils.network_to_half"
+_HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT, _FP16_OPTIMIZER, _NETWORK_TO_HALF}
+_APEX_AMP_PREFIXES = ("apex.amp.", "apex.fp16_utils.")
+_FP16_OPTIMIZER_KEYWORDS = ("init_optimizer", "static_loss_scale", "dynamic_loss_scale", "verbose")
+# FP16_Optimizer's own state: code reading it needs a person
+_FP16_OPTIMIZER_STATE = ("loss_scale", "overflow", "optimizer", "loss_scaler", "fp16_groups", "fp32_from_fp16_groups",
+                         "fp32_from_fp32_groups", "update_master_grads", "inspect_master_grad_data",
+                         "dynamic_loss_scale", "first_closure_call_this_step", "clip_fp32_grads")
 # amp.initialize keywords native AMP has no counterpart for: their code is left to a person
 _REFUSED_KEYWORDS = ("cast_model_type", "patch_torch_functions", "master_weights", "cast_model_outputs",
                      "min_loss_scale", "max_loss_scale")
 _DROPPED_KEYWORDS = ("keep_batchnorm_fp32", "verbosity")  # autocast keeps batch norm in fp32 itself
+_APEX_AMP_MODULES = ("amp", "fp16_utils")
 _SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
-_GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params")
+_GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params", "clip_master_grads")
 NOT_MIGRATED = "apex AMP not migrated"
 
 
@@ -137,6 +145,7 @@ class _Migration:
         self.edits: List[TextEdit] = []
         self.notes: List[str] = []
         self.backward_statements: List[ast.stmt] = []
+        self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
 
     # --- where things are ----------------------------------------------------------------
@@ -212,14 +221,31 @@ class _Migration:
         uses: Dict[str, list] = {name: [] for name in _HANDLED}
         for finding in self.ctx.findings:
             site = finding.site
-            if not site.name.startswith("apex.amp.") or isinstance(site.node, (ast.alias, ast.ImportFrom, ast.Import)):
+            if not site.name.startswith(_APEX_AMP_PREFIXES) or isinstance(site.node, (ast.alias, ast.stmt)):
                 continue
             if site.name not in _HANDLED:
                 raise Refused(f"{site.name} (line {finding.line}) has no native counterpart the fix can write")
             if site.call is None or site.call.func is not site.node:
                 raise Refused(f"{site.name} is used without being called (line {finding.line})")
             uses[site.name].append(finding)
-        self.check_every_use_is_handled([f for found in uses.values() for f in found])
+        found = [f for found in uses.values() for f in found]
+        self.check_every_use_is_handled(found)
+        amp = any(f.site.name.startswith("apex.amp.") for f in found)
+        if amp and any(f.site.name.startswith("apex.fp16_utils.") for f in found):
+            raise Refused("the module uses both apex.amp and apex.fp16_utils")
+        if amp:
+            self.migrate_amp(uses)
+        else:
+            self.migrate_fp16_optimizer(uses)
+        self.pass_scaler()
+        edits = sorted(set(self.edits))
+        if any(a.end > b.start for a, b in zip(edits, edits[1:])):
+            raise Refused("the rewrites would overlap")
+        self.ctx.memo[("apex-amp-nodes",)] = {id(f.site.node) for f in found}
+        roots = {chain_root(f.site.node).id for f in found}
+        return plan(edits, Grade.UNSAFE, self.imports, releases=roots, note="; ".join(self.notes))
+
+    def migrate_amp(self, uses: Dict[str, list]) -> None:
         if not uses[_INITIALIZE]:
             raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
         if len(uses[_INITIALIZE]) > 1:
@@ -229,18 +255,11 @@ class _Migration:
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize")
         for finding in uses[_SCALE_LOSS]:
             self.scale_loss(finding)
-        self.steps(uses[_SCALE_LOSS])
+        self.steps()
         for finding in uses[_MASTER_PARAMS]:
             self.master_params(finding)
         for finding in uses[_STATE_DICT] + uses[_LOAD_STATE_DICT]:
             self.state(finding)
-        self.pass_scaler()
-        edits = sorted(set(self.edits))
-        if any(a.end > b.start for a, b in zip(edits, edits[1:])):
-            raise Refused("the rewrites would overlap")
-        self.ctx.memo[("apex-amp-nodes",)] = {id(f.site.node) for found in uses.values() for f in found}
-        roots = {chain_root(f.site.node).id for found in uses.values() for f in found}
-        return plan(edits, Grade.UNSAFE, self.imports, releases=roots, note="; ".join(self.notes))
 
     def check_every_use_is_handled(self, findings) -> None:
         """Every read of an apex.amp name is one the migration rewrites: a use it cannot see
@@ -253,10 +272,102 @@ class _Migration:
                 if id(use) in handled:
                     continue
                 parent = self.parents.get(id(use))
-                reaches_amp = qualname.startswith("apex.amp") or (
-                    isinstance(parent, ast.Attribute) and parent.attr == "amp")
+                reaches_amp = (qualname + ".").startswith(_APEX_AMP_PREFIXES) or (
+                    isinstance(parent, ast.Attribute) and parent.attr in _APEX_AMP_MODULES)
                 if reaches_amp:
-                    raise Refused(f"apex.amp is used on line {use.lineno} in a way the fix does not rewrite")
+                    raise Refused(f"apex is used on line {use.lineno} in a way the fix does not rewrite")
+
+    # FP16_Optimizer(optimizer, ...) -> the scaler ---------------------------------------------
+    def migrate_fp16_optimizer(self, uses: Dict[str, list]) -> None:
+        """`optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)` with
+        `optimizer.backward(loss)`: the same migration, once the model is no longer halved."""
+        if len(uses[_FP16_OPTIMIZER]) != 1:
+            raise Refused("FP16_Optimizer is not created exactly once in this module")
+        finding = uses[_FP16_OPTIMIZER][0]
+        call = finding.site.call
+        statement = self.statement_of(call)
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+        wrapped = _argument(call, 0, "init_optimizer")
+        if target is None or statement.value is not call or None in (_chain(target), _chain(wrapped)):
+            raise Refused(f"FP16_Optimizer (line {finding.line}) does not wrap an optimizer named in one assignment")
+        self.optimizers = {_chain(target), _chain(wrapped)}
+        keywords = {k.arg: k.value for k in call.keywords}
+        if len(call.args) > 1 or set(keywords) - set(_FP16_OPTIMIZER_KEYWORDS):
+            raise Refused(f"FP16_Optimizer's arguments (line {finding.line}) have no native counterpart")
+        dynamic = _literal(keywords.get("dynamic_loss_scale", ast.Constant(False)))
+        if not isinstance(dynamic, bool):
+            raise Refused("FP16_Optimizer's dynamic_loss_scale= is not a literal")
+        static = keywords.get("static_loss_scale", ast.Constant(1.0))
+        scaler_keywords = [] if dynamic else [
+            self.static_scale(static, "FP16_Optimizer's static_loss_scale= is not a number")]
+        self.models = set()
+        for half in uses[_NETWORK_TO_HALF]:
+            converted = self.statement_of(half.site.call)
+            if not (isinstance(converted, ast.Assign) and len(converted.targets) == 1
+                    and converted.value is half.site.call and len(half.site.call.args) == 1
+                    and _chain(converted.targets[0]) == _chain(half.site.call.args[0]) is not None):
+                raise Refused(f"network_to_half (line {half.line}) is not `model = network_to_half(model)`")
+            self.models.add(_chain(converted.targets[0]))
+            self.undone.add(id(converted))
+        self.models |= self.trained_models()
+        if not self.models:
+            raise Refused("the model FP16_Optimizer's optimizer trains is not found in this module")
+        self.refuse_half_precision_and_optimizer_state()
+        self.enabled = True
+        kept = [] if _chain(target) == _chain(wrapped) else [
+            f"{self.source.segment(target)} = {self.source.segment(wrapped)}"]
+        self.create_scaler(finding, statement, [], scaler_keywords, kept)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.stmt) and id(node) in self.undone and node not in ast.walk(self.init_statement):
+                owner = self.places[id(node)].owner
+                only = isinstance(owner, ast.If) and not owner.orelse and all(id(s) in self.undone for s in owner.body)
+                self.replace_statement(owner if only else node, [])
+        torch = self.torch(finding)
+        for call in self.optimizer_calls("backward"):
+            statement = self.statement_of(call)
+            if not (isinstance(statement, ast.Expr) and statement.value is call and len(call.args) == 1
+                    and not call.keywords):
+                raise Refused(f"optimizer.backward (line {call.lineno}) is not `optimizer.backward(loss)`")
+            self.scaled_backward(statement, call.args[0], "()", finding)
+        if not self.backward_statements:
+            raise Refused("FP16_Optimizer's optimizer.backward(loss) is not used in this module")
+        for call in self.optimizer_calls("clip_master_grads"):
+            if not call.args or any(isinstance(a, ast.Starred) for a in call.args):
+                raise Refused(f"optimizer.clip_master_grads (line {call.lineno}) is not given its max norm")
+            optimizer = self.source.segment(call.func.value)
+            arguments = self.source.text[self.source.span(call.args[0])[0]:self.source.span(call)[1]]
+            self.edits.append(TextEdit(*self.source.span(call), f"{torch}.nn.utils.clip_grad_norm_((p for group in "
+                                       f'{optimizer}.param_groups for p in group["params"]), {arguments}'))
+        self.steps()
+        if self.optimizer_calls("state_dict") or self.optimizer_calls("load_state_dict"):
+            self.notes.append("checkpoints written by FP16_Optimizer.state_dict() hold fp32 master weights and its "
+                              "loss scaler: the optimizer's state_dict() does not; save scaler.state_dict() with it")
+
+    def optimizer_calls(self, method: str) -> List[ast.Call]:
+        return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                and n.func.attr == method and _chain(n.func.value) in self.optimizers]
+
+    def trained_models(self) -> Set[str]:
+        """`model` of `optimizer = torch.optim.SGD(model.parameters(), ...)`, for the wrapped optimizer."""
+        models = set()
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and _chain(node.targets[0]) in self.optimizers \
+                    and isinstance(node.value, ast.Call) and node.value.args:
+                first = node.value.args[0]
+                if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
+                        and first.func.attr == "parameters" and _chain(first.func.value):
+                    models.add(_chain(first.func.value))
+        return models
+
+    def refuse_half_precision_and_optimizer_state(self) -> None:
+        """Autocast needs fp32 weights and inputs; FP16_Optimizer's own state has no counterpart."""
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Attribute) and (
+                    node.attr == "half" or _chain(node) in ("torch.half", "torch.float16")):
+                raise Refused(f"tensors are made half precision on line {node.lineno}: autocast needs fp32 ones")
+            if isinstance(node, ast.Attribute) and node.attr in _FP16_OPTIMIZER_STATE \
+                    and _chain(node.value) in self.optimizers:
+                raise Refused(f"FP16_Optimizer's {node.attr} (line {node.lineno}) has no native counterpart")
 
     # amp.initialize -> the scaler ------------------------------------------------------------
     def initialize(self, finding) -> None:
@@ -293,19 +404,38 @@ class _Migration:
         if flag is ...:
             conditions.insert(0, self.source.segment(enabled))
         self.enabled = not (level == "O0" or flag is False)
+        loss_scale = keywords.get("loss_scale")
+        scaler_keywords = [] if loss_scale is None or _literal(loss_scale) == "dynamic" else [
+            self.static_scale(loss_scale, "loss_scale= is neither \"dynamic\" nor a number")]
+        kept = []
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets[0]
+            elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
+            names = [_chain(e) for e in elements]
+            if len(elements) != 2 or None in names:
+                raise Refused("amp.initialize's result is unpacked into something else than (model, optimizer)")
+            if names != [_chain(model), _chain(optimizer)]:
+                self.models.add(names[0])
+                self.optimizers.add(names[1])
+                kept.append(f"{self.source.segment(targets)} = "
+                            f"{self.source.segment(model)}, {self.source.segment(optimizer)}")
+        self.create_scaler(finding, statement, conditions, scaler_keywords, kept)
+
+    def static_scale(self, value: ast.AST, refusal: str) -> str:
+        if not isinstance(_literal(value), (int, float)) or isinstance(_literal(value), bool):
+            raise Refused(refusal)
+        self.notes.append("apex kept the loss scale fixed; GradScaler starts from it, "
+                          "backs off on overflow and grows every 2000 steps")
+        return f"init_scale={self.source.segment(value)}"
+
+    def create_scaler(self, finding, statement: ast.stmt, conditions: List[str], scaler_keywords: List[str],
+                      kept: List[str]) -> None:
+        """The scaler replaces the initializing statement (with the `if` that guards it)."""
         guard = self.guard(statement)
         if guard is not None:
             conditions.insert(0, self.source.segment(guard.test))
         self.dynamic = len(conditions) > 0
         self.condition = guard.test if guard is not None else None
-        scaler_keywords = []
-        loss_scale = keywords.get("loss_scale")
-        if loss_scale is not None and _literal(loss_scale) != "dynamic":
-            if not isinstance(_literal(loss_scale), (int, float)) or isinstance(_literal(loss_scale), bool):
-                raise Refused("loss_scale= is neither \"dynamic\" nor a number")
-            scaler_keywords.append(f"init_scale={self.source.segment(loss_scale)}")
-            self.notes.append("apex kept the loss scale fixed; GradScaler starts from it, "
-                              "backs off on overflow and grows every 2000 steps")
         if self.dynamic:
             scaler_keywords.append("enabled=" + " and ".join(
                 f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions))
@@ -316,44 +446,40 @@ class _Migration:
         if self.enabled:
             torch = self.torch(finding)
             replacement.append(f"{self.scaler_name} = {self.spelled('grad_scaler', torch, ', '.join(scaler_keywords))}")
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets[0]
-            elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
-            names = [_chain(e) for e in elements]
-            if len(elements) != 2 or None in names:
-                raise Refused("amp.initialize's result is unpacked into something else than (model, optimizer)")
-            if names != [_chain(model), _chain(optimizer)]:
-                self.models.add(names[0])
-                self.optimizers.add(names[1])
-                replacement.append(f"{self.source.segment(targets)} = "
-                                   f"{self.source.segment(model)}, {self.source.segment(optimizer)}")
-        indent = self.indentation(self.init_statement)
-        self.own_lines(self.init_statement)
-        if replacement or len(self.places[id(self.init_statement)].block) == 1:
-            start, end = self.source.span(self.init_statement)
-            self.edits.append(TextEdit(start, end, (self.source.newline + indent).join(replacement) or "pass"))
+        replacement += kept
+        self.replace_statement(self.init_statement, replacement)
+
+    def replace_statement(self, statement: ast.stmt, lines: List[str]) -> None:
+        """Replace a statement by lines of code, or delete it (a block keeps a `pass`)."""
+        indent = self.indentation(statement)
+        self.own_lines(statement)
+        if lines or len(self.places[id(statement)].block) == 1:
+            start, end = self.source.span(statement)
+            self.edits.append(TextEdit(start, end, (self.source.newline + indent).join(lines) or "pass"))
         else:
-            self.edits.append(remove_statement(self.source, self.init_statement))
+            self.edits.append(remove_statement(self.source, statement))
 
     def guard(self, statement: ast.stmt) -> Optional[ast.If]:
-        """`if args.fp16:` around the initialization, when its body only imports apex.amp for
-        it: the scaler is then created always, enabled by that condition."""
+        """`if args.fp16:` around the initialization, when its body only imports apex for it
+        (or converts the model, which the migration undoes): the scaler is then created
+        always, enabled by that condition."""
         site = self.places[id(statement)]
         owner = site.owner
         if not isinstance(owner, ast.If) or owner.orelse or site.block is not owner.body:
             return None
         for other in owner.body:
-            if other is not statement and not self.imports_amp(other):
-                raise Refused(f"the `if` around amp.initialize (line {owner.lineno}) does more than initialize apex")
+            if other is not statement and not self.imports_amp(other) and id(other) not in self.undone:
+                raise Refused(f"the `if` around the apex initialization (line {owner.lineno}) does more than "
+                              "initialize apex")
         return owner
 
     def imports_amp(self, statement: ast.stmt) -> bool:
-        """An import of apex.amp, bare or in `try: ... except ImportError: raise ...`."""
+        """An import of apex.amp or apex.fp16_utils, bare or in `try: ... except ImportError: raise ...`."""
         if isinstance(statement, ast.ImportFrom):
-            return statement.module == "apex" and [a.name for a in statement.names] == ["amp"] or (
-                statement.module == "apex.amp")
+            return statement.module == "apex" and all(a.name in _APEX_AMP_MODULES for a in statement.names) or (
+                statement.module in [f"apex.{m}" for m in _APEX_AMP_MODULES])
         if isinstance(statement, ast.Import):
-            return all(a.name in ("apex", "apex.amp") for a in statement.names)
+            return all(a.name in ["apex", *(f"apex.{m}" for m in _APEX_AMP_MODULES)] for a in statement.names)
         if isinstance(statement, ast.Try):
             raising = all(len(h.body) == 1 and isinstance(h.body[0], ast.Raise) for h in statement.handlers)
             return raising and not statement.orelse and not statement.finalbody and all(
@@ -426,11 +552,16 @@ class _Migration:
         if self.uses_model(loss):
             raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
         arguments = self.source.text[self.source.span(backward.func)[1]:self.source.span(backward)[1]]
+        self.scaled_backward(statement, loss, arguments, finding)
+
+    def scaled_backward(self, statement: ast.stmt, loss: ast.AST, arguments: str, finding) -> None:
+        """The statement that runs the scaled backward becomes `scaler.scale(loss).backward()`,
+        and the forward pass that computed the loss runs under autocast."""
         anchor = self.with_fallback(statement, loss, arguments)
         self.own_lines(anchor)
         loss_text = self.source.segment(loss)
         if self.enabled:
-            scaler = self.reach(anchor, "amp.scale_loss")
+            scaler = self.reach(anchor, "the scaled backward")
             text = f"{scaler}.scale({loss_text}).backward{arguments}"
             self.forward_pass(anchor, loss, finding)
         else:
@@ -515,10 +646,10 @@ class _Migration:
             isinstance(n, ast.Call) and (_chain(n.func) or "").startswith(prefixes) for n in ast.walk(node))
 
     # optimizer.step() -> scaler.step(optimizer); scaler.update() ------------------------------
-    def steps(self, scale_losses) -> None:
+    def steps(self) -> None:
         """Every `optimizer.step()` of the functions that scale losses; and the gradient reads
         between the backward and the step see unscaled gradients, as they did with apex."""
-        scopes = {id(self.scope_of(f.site.call)) for f in scale_losses}
+        scopes = {id(self.scope_of(statement)) for statement in self.backward_statements}
         steps = []
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
