@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
@@ -174,6 +175,18 @@ def open_paren(source: Source, call: ast.Call) -> Optional[int]:
     return arguments.range().start.index + 1 if arguments and arguments.text().startswith("(") else None
 
 
+def leading_separator(source: Source, call: ast.Call, first: int) -> str:
+    """What follows an argument inserted before the first one at offset `first`: `, ` on one
+    line; a line break and the first argument's indentation when the call puts its arguments
+    on their own lines."""
+    paren = open_paren(source, call)
+    line, _ = source.position(first)
+    indentation = source.text[source.line_start(line):first]
+    if paren is None or source.position(paren)[0] == line or indentation.strip():
+        return ", "
+    return "," + source.newline + indentation
+
+
 def remove_element(source: Source, node: ast.AST, kind: str) -> Optional[TextEdit]:
     """Delete one element of a comma-separated list (a keyword argument, a dict pair, an
     import alias) with its comma, keeping comments; a line left empty goes too. For a dict
@@ -207,7 +220,16 @@ def _remove_listed(source: Source, element: SgNode) -> TextEdit:
     if end == len(source.text) or source.text[end] in "\r\n":  # the line now ends where the element was:
         while start > 0 and source.text[start - 1] in " \t":  # no blanks left at its end
             start -= 1
-    return _whole_lines(source, TextEdit(start, end, ""))
+    edit = _whole_lines(source, TextEdit(start, end, ""))
+    if edit.start == source.line_start(source.position(edit.start)[0]) and edit.start < element.range().start.index:
+        # an element on lines of its own takes the comment lines right above it, which were about it
+        indentation = source.text[edit.start:element.range().start.index]
+        lines = source.text[:edit.start].splitlines(True)
+        start = edit.start
+        while lines and lines[-1].startswith(indentation + "#") and not indentation.strip():
+            start -= len(lines.pop())
+        edit = TextEdit(start, edit.end, "")
+    return edit
 
 
 def _whole_lines(source: Source, edit: TextEdit) -> TextEdit:
@@ -227,6 +249,12 @@ def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
     """Delete a statement's lines; at the top of the file, the blank lines after it too."""
     start, end = source.span(statement)
     edit = _whole_lines(source, TextEdit(start, end, ""))
+    indentation = source.text[edit.start:start]
+    whole = not indentation.strip() and (edit.end == len(source.text) or source.text[edit.end - 1] in "\r\n")
+    if whole:  # whole lines: more deeply indented comments
+        deeper = re.compile(re.escape(indentation) + r"[ \t]+#[^\r\n]*(?:\r\n|\r|\n|$)")  # after it were about it
+        while edit.end < len(source.text) and (match := deeper.match(source.text, edit.end)):
+            edit = TextEdit(edit.start, match.end(), "")
     if edit.start == 0:
         blank = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
         end = edit.end
@@ -242,6 +270,50 @@ def string_like(source: Source, node: ast.AST, value: str) -> str:
     return f"{quote}{value}{quote}"
 
 
+def _isort_key(statement: ast.stmt) -> Tuple[int, bool, str]:
+    """Where isort's default profile puts an import: its section (future, standard library,
+    third party, local), then `import x` before `from x import y`, then the module name."""
+    if isinstance(statement, ast.ImportFrom):
+        module = statement.module or ""
+        section = 3 if statement.level else 0 if module == "__future__" else None
+    else:
+        module, section = statement.names[0].name, None
+    if section is None:
+        section = 1 if module.split(".")[0] in sys.stdlib_module_names else 2
+    return section, isinstance(statement, ast.ImportFrom), module.lower()
+
+
+def sorted_import_position(source: Source, tree: ast.Module, line: str) -> Optional[Tuple[int, str]]:
+    """Where a new import line goes, and its text with the blank lines it needs, when the
+    imports at the top of the module are in isort's order; None when they are not."""
+    body = tree.body[1:] if tree.body and _is_docstring(tree.body[0]) else tree.body
+    header = []
+    for statement in body:
+        if not isinstance(statement, (ast.Import, ast.ImportFrom)):
+            break
+        header.append(statement)
+    keys = [_isort_key(s) for s in header]
+    if not header or keys != sorted(keys) or any(isinstance(s, ast.Import) and len(s.names) > 1 for s in header):
+        return None
+    new = _isort_key(ast.parse(line).body[0])
+    newline = source.newline
+    later = next((s for s, k in zip(header, keys) if k > new), None)
+    if later is not None:
+        at = source.line_start(later.lineno)
+        return at, line + newline + ("" if _isort_key(later)[0] == new[0] else newline)
+    last = header[-1]
+    at = source.line_start(last.end_lineno + 1) if last.end_lineno < len(source.lines) else len(source.text)
+    text = line + newline if _isort_key(last)[0] == new[0] else newline + line + newline
+    if at == len(source.text) and not source.text.endswith(("\n", "\r")):
+        text = newline + text
+    return at, text
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
+
+
 def import_position(source: Source, tree: ast.Module, before: int) -> int:
     """Where a new top-level import goes: after the last top-level import that ends before
     offset `before` (module code runs in order), else after the docstring, else after
@@ -253,8 +325,7 @@ def import_position(source: Source, tree: ast.Module, before: int) -> int:
     body = tree.body
     if imports:
         anchor: Optional[ast.stmt] = imports[-1]
-    elif body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    elif body and _is_docstring(body[0]):
         anchor = body[0]
     else:
         anchor = None

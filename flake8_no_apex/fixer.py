@@ -20,7 +20,8 @@ from flake8.defaults import NOQA_INLINE_REGEXP
 from flake8.utils import parse_comma_separated_list
 
 from .checker import Checker, Finding
-from .edits import Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement, replace
+from .edits import (Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement, replace,
+                    sorted_import_position)
 from .spellings import spell
 from .table import Floors, Grade
 
@@ -286,7 +287,10 @@ def _with_imports(ctx: FixContext, checker: Checker, edits: List[TextEdit], need
             edits = _insert(edits, ctx.source.span(host.names[-1])[1], f", {name}")
             continue
         new_lines.append(f"from {module} import {name}")
-    if new_lines:
+    placed = sorted_import_position(ctx.source, ctx.tree, new_lines[0]) if len(new_lines) == 1 else None
+    if placed is not None:
+        edits = _insert(edits, *placed)
+    elif new_lines:
         text = "".join(line + ctx.source.newline for line in new_lines)
         if position == len(ctx.source.text) and not ctx.source.text.endswith(("\n", "\r")):
             text = ctx.source.newline + text

@@ -165,8 +165,8 @@ def test_names_listed_in_all_keep_their_import():
             return GradScaler()
         """,
         """\
-        from torch.cuda.amp import GradScaler
         import torch
+        from torch.cuda.amp import GradScaler
         __all__ = ["GradScaler", "make"]
         def make():
             return torch.amp.GradScaler("cuda")
@@ -224,8 +224,8 @@ def test_an_import_named_in_a_string_annotation_stays():
             return autocast()
         """,
         """\
-        from torch.cuda.amp import autocast
         import torch
+        from torch.cuda.amp import autocast
         def context() -> "autocast":
             return torch.amp.autocast("cuda")
         """,

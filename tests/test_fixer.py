@@ -219,7 +219,7 @@ def test_import_is_added_after_a_docstring_and_future_import_without_other_impor
 
 def test_crlf_non_ascii_and_comments_are_preserved():
     before = 'import torch\r\nname = "é"; s = torch.cuda.amp.GradScaler(  # keep\r\n    enabled=True,\r\n)\r\n'
-    after = 'import torch\r\nname = "é"; s = torch.amp.GradScaler(  # keep\r\n    "cuda", enabled=True,\r\n)\r\n'
+    after = 'import torch\r\nname = "é"; s = torch.amp.GradScaler(  # keep\r\n    "cuda",\r\n    enabled=True,\r\n)\r\n'
     assert fix_text(before).text == after
 
 
@@ -508,3 +508,133 @@ def test_half_precision_backend_is_dropped_safely_where_it_chose_native_amp():
                       'from transformers import TrainingArguments\na = TrainingArguments("o", fp16=True)\n')
     check_noop('from transformers import TrainingArguments\n'
                'a = TrainingArguments("o", bf16=True, half_precision_backend="cpu_amp")\n')
+
+
+# --- layout: where new imports go, what removed code leaves behind -------------------------------
+def test_import_torch_goes_in_isort_order_into_a_sorted_block():
+    check_transformed(
+        '''\
+        """Train."""
+        from __future__ import annotations
+
+        import os
+
+        import numpy as np
+        import torchvision
+        from torch.cuda.amp import autocast
+
+        from . import data
+
+        with autocast():
+            pass
+        ''',
+        '''\
+        """Train."""
+        from __future__ import annotations
+
+        import os
+
+        import numpy as np
+        import torch
+        import torchvision
+
+        from . import data
+
+        with torch.amp.autocast("cuda"):
+            pass
+        ''',
+    )
+
+
+def test_import_torch_follows_the_last_import_when_the_block_is_not_sorted():
+    check_transformed(
+        """\
+        import sys
+        import os
+        from torch.cuda.amp import autocast
+
+        with autocast():
+            pass
+        """,
+        """\
+        import sys
+        import os
+        import torch
+
+        with torch.amp.autocast("cuda"):
+            pass
+        """,
+    )
+
+
+def test_a_device_inserted_into_a_call_laid_out_one_argument_per_line_keeps_the_layout():
+    check_transformed(
+        """\
+        import torch
+
+        scaler = torch.cuda.amp.GradScaler(
+            init_scale=1024.0,
+            growth_interval=100,
+        )
+        with torch.cuda.amp.autocast(
+                True):
+            pass
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler(
+            "cuda",
+            init_scale=1024.0,
+            growth_interval=100,
+        )
+        with torch.amp.autocast(
+                "cuda",
+                enabled=True):
+            pass
+        """,
+    )
+
+
+def test_removed_imports_take_their_comments_along():
+    check_transformed(
+        """\
+        import torch
+        from torch.cuda.amp import GradScaler  # the old scaler
+            # (kept for the 1.x cluster)
+        from torch.cuda.amp import (
+            # the old autocast
+            autocast,
+            custom_fwd,
+        )
+
+        with autocast():
+            scaler = GradScaler()
+        f = custom_fwd
+        """,
+        """\
+        import torch
+        from torch.cuda.amp import (
+            custom_fwd,
+        )
+
+        with torch.amp.autocast("cuda"):
+            scaler = torch.amp.GradScaler("cuda")
+        f = custom_fwd
+        """,
+    )
+
+
+def test_fixes_leave_no_new_indentation_warnings():
+    import pycodestyle
+
+    def indentation_warnings(text: str) -> list:
+        style = pycodestyle.Checker(lines=text.splitlines(True), select=["E1"], quiet=True)
+        style.check_all()
+        return style.report.counters
+
+    fixtures = [p.read_text() for p in FIXTURES.glob("*.py")] + [r.before for r in PYTHON_RULES]
+    for text in fixtures:
+        before = indentation_warnings(text)
+        after = indentation_warnings(fix_text(text, unsafe=True).text)
+        assert {k: v for k, v in after.items() if k.startswith("E1") and v > before.get(k, 0)} == {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import Plan, TextEdit, open_paren, replace, torch_plan
+from ..edits import Plan, TextEdit, leading_separator, open_paren, replace, torch_plan
 from ..table import LEGACY, Fix, Floors, Grade, Rule, Site, Symbols, Timeline
 
 # The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
@@ -72,7 +72,7 @@ def _arguments_edits(ctx, call: ast.Call, name: str, device: str) -> Optional[Li
     first = ctx.source.span(arguments[0])[0] if arguments else open_paren(ctx.source, call)
     if first is None:
         return None
-    separator = ", " if arguments else ""
+    separator = leading_separator(ctx.source, call, first) if arguments else ""
     insertions = {}
     if name in ("autocast", "GradScaler"):
         insertions[first] = f'"{device}"{separator}'
