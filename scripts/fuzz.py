@@ -1,7 +1,7 @@
 """Fuzz the fixer for a bounded time: it never crashes, and what it writes compiles and is stable.
 
 Two sources of input: programs generated from Python's grammar (hypothesmith), and legacy files
-(the shipped example, the test fixtures, every rule example) mutated at random: lines deleted,
+(the shipped example, the test fixtures, the legacy apex scripts, every rule example) mutated at random: lines deleted,
 duplicated, swapped and re-indented, rule snippets spliced in. A fix may refuse (FixError: the
 file is left as it was); anything else raised is a failure, printed with the input that caused
 it. Run by CI after the tests:
@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 from flake8_no_apex.fixer import FixError, fix_text  # noqa: E402
 from flake8_no_apex.rules import PYTHON_RULES  # noqa: E402
 
-LEGACY = [ROOT / "examples" / "legacy_train.py", *sorted((ROOT / "tests" / "fixtures").glob("*.py"))]
+LEGACY = [ROOT / "examples" / "legacy_train.py", *sorted((ROOT / "tests" / "fixtures").glob("*.py")),
+          *sorted((ROOT / "tests" / "apex_migration").glob("*.py"))]
 SNIPPETS = [s for rule in PYTHON_RULES for s in (rule.before, rule.after, *rule.invalid, *rule.valid)]
 
 

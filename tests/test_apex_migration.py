@@ -187,6 +187,37 @@ def test_several_losses_of_one_optimizer_share_the_scaler_and_unscale_once():
     )
 
 
+def test_an_enabled_flag_also_stands_for_the_if_around_the_scaled_backward():
+    check_migrated(
+        """\
+        from apex import amp
+
+        def train(args, model, optimizer, loader):
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1", enabled=args.amp)
+            for x in loader:
+                loss = model(x).sum()
+                if args.amp:
+                    with amp.scale_loss(loss, optimizer) as scaled_loss:
+                        scaled_loss.backward()
+                else:
+                    loss.backward()
+                optimizer.step()
+        """,
+        """\
+        import torch
+
+        def train(args, model, optimizer, loader):
+            scaler = torch.amp.GradScaler("cuda", enabled=args.amp)
+            for x in loader:
+                with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                    loss = model(x).sum()
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+        """,
+    )
+
+
 def test_data_loading_before_the_first_model_call_stays_outside_autocast():
     check_migrated(
         """\
@@ -306,7 +337,7 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
          else:
              loss.backward()
          optimizer.step()
-     """, "tests another condition"),
+     """, "tests another condition than the one that enables apex"),
     ("""\
      from apex import amp
 

@@ -56,7 +56,8 @@ MIGRATION_DOC = (
     "`scaler.update()`. The scaler is passed to a module-level function that runs the loop when only the "
     "initializing function calls it. Where the shape differs (the loss comes from another function, "
     "several losses or optimizers, `delay_unscale`, uses of apex.amp the fix cannot rewrite), nothing "
-    "is changed and `fix` says why and shows the recipe.")
+    "is changed and `fix` says why and shows the recipe. apex O1 patched every forward pass of the process "
+    "(evaluation too); after the migration, code outside the training step runs in fp32 unless you wrap it.")
 _MAINTAINED_DOC = (
     "These apex parts are still maintained, so this is not a deprecation: the code is off by "
     "default (flake8's extended default ignore) and meant for teams removing apex entirely. "

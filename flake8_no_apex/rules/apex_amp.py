@@ -145,6 +145,7 @@ class _Migration:
         self.edits: List[TextEdit] = []
         self.notes: List[str] = []
         self.backward_statements: List[ast.stmt] = []
+        self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
 
@@ -403,6 +404,7 @@ class _Migration:
             self.notes.append(f"opt_level {level} (fp16 master weights) became autocast, which keeps fp32 weights")
         if flag is ...:
             conditions.insert(0, self.source.segment(enabled))
+            self.switches.add(ast.dump(enabled))
         self.enabled = not (level == "O0" or flag is False)
         loss_scale = keywords.get("loss_scale")
         scaler_keywords = [] if loss_scale is None or _literal(loss_scale) == "dynamic" else [
@@ -435,7 +437,8 @@ class _Migration:
         if guard is not None:
             conditions.insert(0, self.source.segment(guard.test))
         self.dynamic = len(conditions) > 0
-        self.condition = guard.test if guard is not None else None
+        if guard is not None:
+            self.switches.add(ast.dump(guard.test))
         if self.dynamic:
             scaler_keywords.append("enabled=" + " and ".join(
                 f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions))
@@ -584,9 +587,9 @@ class _Migration:
                 and self.source.segment(call.func.value) == self.source.segment(loss)
                 and self.source.text[self.source.span(call.func)[1]:self.source.span(call)[1]] == arguments):
             raise Refused(f"the `else` of amp.scale_loss's `if` (line {owner.lineno}) does more than loss.backward()")
-        if self.condition is None or ast.dump(owner.test) != ast.dump(self.condition):
-            raise Refused(f"amp.scale_loss's `if` (line {owner.lineno}) tests another condition than "
-                          "the one amp.initialize is guarded by")
+        if ast.dump(owner.test) not in self.switches:
+            raise Refused(f"the `if` of the scaled backward (line {owner.lineno}) tests another condition than "
+                          "the one that enables apex")
         return owner
 
     def comments(self, statement: ast.stmt) -> str:
