@@ -62,6 +62,12 @@ def test_migrated_script_has_no_new_pyflakes_warning(script):
     assert pyflakes(fix_text(before, unsafe=True).text) <= pyflakes(before)
 
 
+def test_fp16_optimizer_code_beside_migrated_amp_code_stays_for_a_person():
+    result = fix_text((SCRIPTS.parent / "fixtures" / "apex_training.py").read_text(), unsafe=True)
+    assert "scaler.scale(loss).backward()" in result.text
+    assert {f.code for f in result.remaining} == {"APX001", "APX106", "APX110"}
+
+
 def test_safe_fixes_leave_the_training_step_alone():
     source = (SCRIPTS / "clipping.py").read_text()
     result = fix_text(source)
@@ -431,14 +437,6 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
          print(optimizer.loss_scale)
          optimizer.step()
      """, "FP16_Optimizer's loss_scale (line 9) has no native counterpart"),
-    ("""\
-     import torch
-     from apex import amp
-     from apex.fp16_utils import FP16_Optimizer
-
-     optimizer = FP16_Optimizer(optimizer, dynamic_loss_scale=True)
-     model, optimizer = amp.initialize(model, optimizer)
-     """, "both apex.amp and apex.fp16_utils"),
 ])
 def test_shapes_the_migration_does_not_know_are_left_with_the_reason(source, reason):
     check_refused(source, reason)

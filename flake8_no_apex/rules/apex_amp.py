@@ -229,11 +229,12 @@ class _Migration:
             if site.call is None or site.call.func is not site.node:
                 raise Refused(f"{site.name} is used without being called (line {finding.line})")
             uses[site.name].append(finding)
+        # apex.amp if the module uses it (FP16_Optimizer code beside it stays as it is), else FP16_Optimizer
+        amp = any(found for name, found in uses.items() if name.startswith("apex.amp."))
+        group = "apex.amp." if amp else "apex.fp16_utils."
+        uses = {name: found if name.startswith(group) else [] for name, found in uses.items()}
         found = [f for found in uses.values() for f in found]
-        self.check_every_use_is_handled(found)
-        amp = any(f.site.name.startswith("apex.amp.") for f in found)
-        if amp and any(f.site.name.startswith("apex.fp16_utils.") for f in found):
-            raise Refused("the module uses both apex.amp and apex.fp16_utils")
+        self.check_every_use_is_handled(found, group)
         if amp:
             self.migrate_amp(uses)
         else:
@@ -262,7 +263,7 @@ class _Migration:
         for finding in uses[_STATE_DICT] + uses[_LOAD_STATE_DICT]:
             self.state(finding)
 
-    def check_every_use_is_handled(self, findings) -> None:
+    def check_every_use_is_handled(self, findings, group: str) -> None:
         """Every read of an apex.amp name is one the migration rewrites: a use it cannot see
         (a noqa, an unselected code, `amp` passed as a value) would keep apex alive."""
         handled = {id(chain_root(f.site.node)) for f in findings}
@@ -273,8 +274,8 @@ class _Migration:
                 if id(use) in handled:
                     continue
                 parent = self.parents.get(id(use))
-                reaches_amp = (qualname + ".").startswith(_APEX_AMP_PREFIXES) or (
-                    isinstance(parent, ast.Attribute) and parent.attr in _APEX_AMP_MODULES)
+                reaches_amp = (qualname + ".").startswith(group) or (
+                    isinstance(parent, ast.Attribute) and f"apex.{parent.attr}." == group)
                 if reaches_amp:
                     raise Refused(f"apex is used on line {use.lineno} in a way the fix does not rewrite")
 
