@@ -1,4 +1,5 @@
-"""Migrate apex AMP training code to native AMP, end to end (APX101-APX103, an unsafe fix).
+"""Migrate apex AMP training code to native AMP, end to end (APX101-APX103 and FP16_Optimizer's
+APX106, an unsafe fix).
 
 The canonical apex training step
 
@@ -38,10 +39,10 @@ _FP16_OPTIMIZER_KEYWORDS = ("init_optimizer", "static_loss_scale", "dynamic_loss
 _FP16_OPTIMIZER_STATE = ("loss_scale", "overflow", "optimizer", "loss_scaler", "fp16_groups", "fp32_from_fp16_groups",
                          "fp32_from_fp32_groups", "update_master_grads", "inspect_master_grad_data",
                          "dynamic_loss_scale", "first_closure_call_this_step", "clip_fp32_grads")
-# amp.initialize keywords native AMP has no counterpart for: their code is left to a person
-_REFUSED_KEYWORDS = ("cast_model_type", "patch_torch_functions", "master_weights", "cast_model_outputs",
-                     "min_loss_scale", "max_loss_scale")
-_DROPPED_KEYWORDS = ("keep_batchnorm_fp32", "verbosity")  # autocast keeps batch norm in fp32 itself
+# the amp.initialize keywords with a native counterpart; the others (cast_model_type, master_weights,
+# min_loss_scale, ...) leave the code to a person. Autocast keeps batch norm in fp32 itself.
+_INITIALIZE_KEYWORDS = ("models", "optimizers", "opt_level", "enabled", "loss_scale", "num_losses",
+                        "keep_batchnorm_fp32", "verbosity")
 _APEX_AMP_MODULES = ("amp", "fp16_utils")
 _SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 _GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params", "clip_master_grads")
@@ -64,11 +65,8 @@ def migrate_amp(ctx, finding) -> Optional[Plan]:
             line = next((f.line for f in ctx.findings if f.site.name == _INITIALIZE), finding.line)
             ctx.explain(line, f"{NOT_MIGRATED}: {why}")
     migration = ctx.memo[key]
-    return migration if migration is not None and id(finding.site.node) in migration_nodes(ctx) else None
-
-
-def migration_nodes(ctx) -> Set[int]:
-    return ctx.memo.get(("apex-amp-nodes",), set())
+    covered = ctx.memo.get(("apex-amp-nodes",), set())
+    return migration if migration is not None and id(finding.site.node) in covered else None
 
 
 def _chain(node: Optional[ast.AST]) -> Optional[str]:
@@ -200,14 +198,13 @@ class _Migration:
                 return inner[len(outer):]
         return "\t" if inner.startswith("\t") else "    "
 
-    def torch(self, *findings) -> str:
-        names = {f.site.torch for f in findings}
-        if None in names:
-            raise Refused("the name torch means something else here")
-        if "" in names:
+    def torch(self, finding) -> str:
+        """The name of torch where the finding is (`import torch` is added if none binds it)."""
+        if finding.site.torch is None:
+            raise Refused(f"the name torch means something else on line {finding.line}")
+        if not finding.site.torch:
             self.imports.add("torch")
-            return "torch"
-        return names.pop() if len(names) == 1 else "torch"
+        return finding.site.torch or "torch"
 
     def spelled(self, name: str, torch: str, keywords: str = "") -> str:
         text = self.ctx.spelled[name]
@@ -219,20 +216,21 @@ class _Migration:
 
     # --- the migration ---------------------------------------------------------------------
     def plan(self) -> Plan:
-        uses: Dict[str, list] = {name: [] for name in _HANDLED}
-        for finding in self.ctx.findings:
+        references = [f for f in self.ctx.findings if f.site.name.startswith(_APEX_AMP_PREFIXES)
+                      and not isinstance(f.site.node, (ast.alias, ast.stmt))]
+        # apex.amp if the module uses it (FP16_Optimizer code beside it stays as it is), else FP16_Optimizer
+        amp = any(f.site.name.startswith("apex.amp.") for f in references)
+        group = "apex.amp." if amp else "apex.fp16_utils."
+        uses: Dict[str, list] = {name: [] for name in _HANDLED if name.startswith(group)}
+        for finding in references:
             site = finding.site
-            if not site.name.startswith(_APEX_AMP_PREFIXES) or isinstance(site.node, (ast.alias, ast.stmt)):
+            if not site.name.startswith(group):
                 continue
-            if site.name not in _HANDLED:
+            if site.name not in uses:
                 raise Refused(f"{site.name} (line {finding.line}) has no native counterpart the fix can write")
             if site.call is None or site.call.func is not site.node:
                 raise Refused(f"{site.name} is used without being called (line {finding.line})")
             uses[site.name].append(finding)
-        # apex.amp if the module uses it (FP16_Optimizer code beside it stays as it is), else FP16_Optimizer
-        amp = any(found for name, found in uses.items() if name.startswith("apex.amp."))
-        group = "apex.amp." if amp else "apex.fp16_utils."
-        uses = {name: found if name.startswith(group) else [] for name, found in uses.items()}
         found = [f for found in uses.values() for f in found]
         self.check_every_use_is_handled(found, group)
         if amp:
@@ -264,8 +262,9 @@ class _Migration:
             self.state(finding)
 
     def check_every_use_is_handled(self, findings, group: str) -> None:
-        """Every read of an apex.amp name is one the migration rewrites: a use it cannot see
-        (a noqa, an unselected code, `amp` passed as a value) would keep apex alive."""
+        """Every read of a name of the group migrated (apex.amp or apex.fp16_utils) is one the
+        migration rewrites: a use it cannot see (a noqa, an unselected code, `amp` passed as a
+        value) would keep apex alive."""
         handled = {id(chain_root(f.site.node)) for f in findings}
         for finding in findings:
             binding = finding.site.binding
@@ -386,8 +385,8 @@ class _Migration:
         if None in self.models | self.optimizers:
             raise Refused("amp.initialize is not given one model and one optimizer by name")
         keywords = {k.arg: k.value for k in call.keywords}
-        for name in _REFUSED_KEYWORDS:
-            if name in keywords:
+        for name in keywords:
+            if name not in _INITIALIZE_KEYWORDS:
                 raise Refused(f"amp.initialize's {name}= has no native counterpart")
         if _literal(keywords.get("num_losses", ast.Constant(1))) != 1:
             raise Refused("several losses (num_losses=) need a person to place their scaling")
@@ -408,7 +407,7 @@ class _Migration:
             self.switches.add(ast.dump(enabled))
         self.enabled = not (level == "O0" or flag is False)
         loss_scale = keywords.get("loss_scale")
-        scaler_keywords = [] if loss_scale is None or _literal(loss_scale) == "dynamic" else [
+        scaler_keywords = [] if loss_scale is None or _literal(loss_scale) in ("dynamic", None) else [
             self.static_scale(loss_scale, "loss_scale= is neither \"dynamic\" nor a number")]
         kept = []
         if isinstance(statement, ast.Assign):
