@@ -255,13 +255,24 @@ def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
         deeper = re.compile(re.escape(indentation) + r"[ \t]+#[^\r\n]*(?:\r\n|\r|\n|$)")  # after it were about it
         while edit.end < len(source.text) and (match := deeper.match(source.text, edit.end)):
             edit = TextEdit(edit.start, match.end(), "")
-    if edit.start == 0:
+    if whole or edit.start == 0:  # blank lines around it: as many as the more generous side had, not the sum
         blank = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
-        end = edit.end
-        while (match := blank.match(source.text, end)) and match.end() > end:
-            end = match.end()
-        edit = TextEdit(0, end, "")
+        ends = [edit.end]
+        while (match := blank.match(source.text, ends[-1])) and match.end() > ends[-1]:
+            ends.append(match.end())
+        drop = len(ends) - 1 if edit.start == 0 else min(len(ends) - 1, _blank_lines_before(source.text, edit.start))
+        edit = TextEdit(edit.start, ends[drop], "")
     return edit
+
+
+def _blank_lines_before(text: str, offset: int) -> int:
+    count = 0
+    while offset > 0:
+        start = text.rfind("\n", 0, offset - 1) + 1
+        if text[start:offset].strip():
+            break
+        count, offset = count + 1, start
+    return count
 
 
 def string_like(source: Source, node: ast.AST, value: str) -> str:

@@ -94,7 +94,8 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
 
 def _plan(ctx: FixContext, finding: Finding) -> Optional[Plan]:
     """The rule's fix for a finding, unless it is part of a compatibility shim: the name it goes
-    through has a fallback binding, or it is the old-release half of an if/else."""
+    through has a fallback binding (unless the rule's fixer removes such probes itself), or it
+    is the old-release half of an if/else."""
     if finding.rule.fixer is None or is_shim(finding):
         return None
     return finding.rule.fixer(ctx, finding)
@@ -410,5 +411,7 @@ def fix_text(
 
 
 def is_shim(finding: Finding) -> bool:
-    """A finding left alone because it is in the fallback half of a compatibility shim."""
-    return finding.site.shim or getattr(finding.site.binding, "probed", False)
+    """A finding left alone because it is in the fallback half of a compatibility shim, or goes
+    through a name an `except ImportError` rebinds (unless its rule's fixer removes such probes)."""
+    probed = getattr(finding.site.binding, "probed", False)
+    return finding.site.shim or probed and not finding.rule.fixes_probes

@@ -244,6 +244,7 @@ class Rule:
     language: str = "python"  # what the examples are written in ("requirements" for dependency rules)
     default_off: bool = False  # in flake8's extended default ignore
     shim_exempt: bool = False  # not reported in an `except ImportError` fallback
+    fixes_probes: bool = False  # its fixer rewrites names bound in `try: import ... except ImportError: x = None`
 
     def applies(self, floors: Floors) -> bool:
         """Whether a project supporting releases from `floors` on can act on the finding:

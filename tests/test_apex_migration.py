@@ -224,6 +224,115 @@ def test_an_enabled_flag_also_stands_for_the_if_around_the_scaled_backward():
     )
 
 
+def test_an_optional_apex_probe_and_its_installed_check_go_with_the_migration():
+    """flair's trainers (0.5) and torchvision's references: apex imported if installed."""
+    check_migrated(
+        """\
+        import sys
+
+        import torch
+
+        try:
+            from apex import amp
+        except ImportError:
+            amp = None
+
+
+        class Trainer:
+            def train(self, loader, use_amp=False, amp_opt_level="O1"):
+                if use_amp:
+                    if sys.version_info < (3, 0):
+                        raise RuntimeError("Apex currently only supports Python 3. Aborting.")
+                    if amp is None:
+                        raise RuntimeError("Failed to import apex.")
+                optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                if use_amp:
+                    self.model, optimizer = amp.initialize(self.model, optimizer, opt_level=amp_opt_level)
+                for batch in loader:
+                    # forward pass
+                    loss = self.model.forward_loss(batch)
+
+                    # Backward
+                    if use_amp:
+                        with amp.scale_loss(loss, optimizer) as scaled_loss:
+                            scaled_loss.backward()
+                    else:
+                        loss.backward()
+                    optimizer.step()
+
+            def find_learning_rate(self, loader):
+                optimizer = torch.optim.SGD(self.model.parameters(), lr=1e-7)
+                for batch in loader:
+                    self.model.forward_loss(batch).backward()
+                    optimizer.step()
+        """,
+        """\
+        import sys
+
+        import torch
+
+
+        class Trainer:
+            def train(self, loader, use_amp=False, amp_opt_level="O1"):
+                if use_amp:
+                    if sys.version_info < (3, 0):
+                        raise RuntimeError("Apex currently only supports Python 3. Aborting.")
+                optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+                scaler = torch.amp.GradScaler("cuda", enabled=use_amp and (amp_opt_level != "O0"))
+                for batch in loader:
+                    # forward pass
+                    with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                        loss = self.model.forward_loss(batch)
+
+                    # Backward
+                    scaler.scale(loss).backward()
+                    scaler.step(optimizer)
+                    scaler.update()
+
+            def find_learning_rate(self, loader):
+                optimizer = torch.optim.SGD(self.model.parameters(), lr=1e-7)
+                for batch in loader:
+                    self.model.forward_loss(batch).backward()
+                    optimizer.step()
+        """,
+    )
+
+
+def test_comments_of_the_rewritten_backward_stay_where_they_were():
+    check_migrated(
+        """\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, enabled=fp16)
+        for x in loader:
+            loss = model(x).sum()
+            if fp16:  # mixed precision
+                # scale first
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                # clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            else:
+                loss.backward()
+                # clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+        for x in loader:
+            with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                loss = model(x).sum()
+            # scale first
+            scaler.scale(loss).backward()  # mixed precision
+            # clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            # clip_grad_norm_(model.parameters(), 1.0)
+            scaler.step(optimizer)
+            scaler.update()
+        """,
+    )
+
+
 def test_data_loading_before_the_first_model_call_stays_outside_autocast():
     check_migrated(
         """\

@@ -248,6 +248,7 @@ RULES = [
         valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fixes_probes=True,
     ),
     Rule(
         code="APX102",
@@ -285,6 +286,7 @@ RULES = [
         invalid=("from apex.amp import scale_loss\nwith scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fixes_probes=True,
     ),
     Rule(
         code="APX103",
@@ -344,6 +346,7 @@ RULES = [
                  "from apex import amp\n\n@amp.float_function\ndef f(x):\n    return x\n"),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fixes_probes=True,
     ),
     Rule(
         code="APX104",
@@ -433,6 +436,7 @@ RULES = [
         invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fixes_probes=True,
     ),
     Rule(
         code="APX107",

@@ -238,12 +238,23 @@ class _Migration:
         else:
             self.migrate_fp16_optimizer(uses)
         self.pass_scaler()
+        self.remove_undone()
         edits = sorted(set(self.edits))
         if any(a.end > b.start for a, b in zip(edits, edits[1:])):
             raise Refused("the rewrites would overlap")
         self.ctx.memo[("apex-amp-nodes",)] = {id(f.site.node) for f in found}
         roots = {chain_root(f.site.node).id for f in found}
         return plan(edits, Grade.UNSAFE, self.imports, releases=roots, note="; ".join(self.notes))
+
+    def remove_undone(self) -> None:
+        """Delete what only served apex (probes, checks, model conversions), with an `if` they
+        leave empty; what the initialization replaced is gone already."""
+        replaced = {id(n) for n in ast.walk(self.init_statement)}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.stmt) and id(node) in self.undone and id(node) not in replaced:
+                owner = self.places[id(node)].owner
+                only = isinstance(owner, ast.If) and not owner.orelse and all(id(s) in self.undone for s in owner.body)
+                self.replace_statement(owner if only else node, [])
 
     def migrate_amp(self, uses: Dict[str, list]) -> None:
         if not uses[_INITIALIZE]:
@@ -269,14 +280,35 @@ class _Migration:
         for finding in findings:
             binding = finding.site.binding
             qualname = getattr(binding, "qualname", None) or ""
+            if getattr(binding, "probed", False):
+                self.undo_probe(binding.statement)
             for use in getattr(binding, "uses", ()):
                 if id(use) in handled:
                     continue
                 parent = self.parents.get(id(use))
                 reaches_amp = (qualname + ".").startswith(group) or (
                     isinstance(parent, ast.Attribute) and f"apex.{parent.attr}." == group)
-                if reaches_amp:
+                check = self.statement_of(use)
+                if reaches_amp and self.is_installed_check(check, use):
+                    self.undone.add(id(check))
+                elif reaches_amp:
                     raise Refused(f"apex is used on line {use.lineno} in a way the fix does not rewrite")
+
+    def undo_probe(self, statement: ast.stmt) -> None:
+        """`try: from apex import amp / except ImportError: amp = None` goes with the migration."""
+        probe = self.parents.get(id(statement))
+        if not (isinstance(probe, ast.Try) and self.imports_amp(probe)):
+            raise Refused(f"the import of apex on line {statement.lineno} is in a `try` that does more than import it")
+        self.undone.add(id(probe))
+
+    @staticmethod
+    def is_installed_check(statement: ast.stmt, use: ast.Name) -> bool:
+        """`if amp is None: raise ...`: the check that apex is installed, which goes with it."""
+        test = statement.test if isinstance(statement, ast.If) else None
+        return (isinstance(test, ast.Compare) and test.left is use and isinstance(test.ops[0], ast.Is)
+                and len(test.ops) == 1 and _literal(test.comparators[0]) is None
+                or isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and test.operand is use) \
+            and not statement.orelse and all(isinstance(s, ast.Raise) for s in statement.body)
 
     # FP16_Optimizer(optimizer, ...) -> the scaler ---------------------------------------------
     def migrate_fp16_optimizer(self, uses: Dict[str, list]) -> None:
@@ -318,11 +350,6 @@ class _Migration:
         kept = [] if _chain(target) == _chain(wrapped) else [
             f"{self.source.segment(target)} = {self.source.segment(wrapped)}"]
         self.create_scaler(finding, statement, [], scaler_keywords, kept)
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.stmt) and id(node) in self.undone and node not in ast.walk(self.init_statement):
-                owner = self.places[id(node)].owner
-                only = isinstance(owner, ast.If) and not owner.orelse and all(id(s) in self.undone for s in owner.body)
-                self.replace_statement(owner if only else node, [])
         torch = self.torch(finding)
         for call in self.optimizer_calls("backward"):
             statement = self.statement_of(call)
@@ -477,15 +504,20 @@ class _Migration:
         return owner
 
     def imports_amp(self, statement: ast.stmt) -> bool:
-        """An import of apex.amp or apex.fp16_utils, bare or in `try: ... except ImportError: raise ...`."""
+        """An import of apex.amp or apex.fp16_utils, bare or in `try: ... except ImportError:` whose
+        handler raises or binds the names to None."""
         if isinstance(statement, ast.ImportFrom):
             return statement.module == "apex" and all(a.name in _APEX_AMP_MODULES for a in statement.names) or (
                 statement.module in [f"apex.{m}" for m in _APEX_AMP_MODULES])
         if isinstance(statement, ast.Import):
             return all(a.name in ["apex", *(f"apex.{m}" for m in _APEX_AMP_MODULES)] for a in statement.names)
         if isinstance(statement, ast.Try):
-            raising = all(len(h.body) == 1 and isinstance(h.body[0], ast.Raise) for h in statement.handlers)
-            return raising and not statement.orelse and not statement.finalbody and all(
+            imported = {a.asname or a.name.split(".")[0] for s in statement.body
+                        if isinstance(s, (ast.Import, ast.ImportFrom)) for a in s.names}
+            fallbacks = all(isinstance(s, (ast.Raise, ast.Pass)) or isinstance(s, ast.Assign) and _literal(
+                s.value) is None and all(isinstance(t, ast.Name) and t.id in imported for t in s.targets)
+                for h in statement.handlers for s in h.body)
+            return fallbacks and not statement.orelse and not statement.finalbody and all(
                 self.imports_amp(s) for s in statement.body)
         return False
 
@@ -570,8 +602,7 @@ class _Migration:
         else:
             atomic = isinstance(loss, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
             text = f"{loss_text if atomic else f'({loss_text})'}.backward{arguments}"
-        start, end = self.source.span(anchor)
-        self.edits.append(TextEdit(start, end, text + self.comments(anchor)))
+        self.rewrite_with_comments(anchor, text, pivot=statement.end_lineno)
         self.backward_statements.append(anchor)
 
     def with_fallback(self, statement: ast.stmt, loss: ast.AST, arguments: str) -> ast.stmt:
@@ -592,17 +623,31 @@ class _Migration:
                           "the one that enables apex")
         return owner
 
-    def comments(self, statement: ast.stmt) -> str:
-        """The comments inside a statement that is rewritten on one line, kept at its end."""
-        text = self.source.text[self.source.span(statement)[0]:self.line_end(statement.end_lineno)]
+    def rewrite_with_comments(self, statement: ast.stmt, text: str, pivot: int) -> None:
+        """Replace a compound statement by one line of code, keeping its comments: those at the
+        end of its code lines at the end of the new one, those on lines of their own (and the
+        more deeply indented comment lines right after it, which were about its last block)
+        above the new line when they came before line `pivot`, below it otherwise."""
+        indent = self.indentation(statement)
+        start = self.source.line_start(statement.lineno)
+        last = statement.end_lineno
+        while last < len(self.source.lines) and self.source.line(last + 1).startswith(indent + " ") \
+                and self.source.line(last + 1).strip().startswith("#"):
+            last += 1
+        end = self.line_end(last)
+        above, trailing, below = [], [], []
         try:
-            found = [t.string for t in tokenize.generate_tokens(io.StringIO(text).readline)
-                     if t.type == tokenize.COMMENT]
+            for token in tokenize.generate_tokens(io.StringIO(self.source.text[start:end]).readline):
+                if token.type == tokenize.COMMENT:
+                    own_line = not token.line[:token.start[1]].strip()
+                    lineno = statement.lineno + token.start[0] - 1
+                    (trailing if not own_line else above if lineno < pivot else below).append(token.string)
         except (tokenize.TokenError, SyntaxError):
-            found = []
-        if found:
-            self.edits.append(TextEdit(self.source.span(statement)[1], self.line_end(statement.end_lineno), ""))
-        return "".join("  " + c for c in found)
+            raise Refused(f"the comments of line {statement.lineno} cannot be read") from None
+        newline = self.source.newline
+        lines = [indent + c for c in above] + [indent + text + "".join("  " + c for c in trailing)] + [
+            indent + c for c in below]
+        self.edits.append(TextEdit(start, end, newline.join(lines)))
 
     def forward_pass(self, anchor: ast.stmt, loss: ast.AST, finding) -> None:
         """Wrap the statements the loss depends on, from the first one that uses the model,
@@ -658,7 +703,10 @@ class _Migration:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
                     and _chain(node.func.value) in self.optimizers:
                 statement = self.statement_of(node)
-                if id(self.scope_of(node)) not in scopes:
+                scope = self.scope_of(node)
+                if id(scope) not in scopes:
+                    if self.local_to(chain_root(node.func.value).id, scope):
+                        continue  # another function's own optimizer
                     raise Refused(f"the optimizer step on line {node.lineno} is away from the scaled backward")
                 if not (isinstance(statement, ast.Expr) and statement.value is node) or node.args or node.keywords:
                     raise Refused(f"the optimizer step on line {node.lineno} is not a plain call")
@@ -697,6 +745,16 @@ class _Migration:
             for statement in site.block[site.index + 1:site.block.index(holder)]:
                 if self.reads_gradients(statement):
                     raise Refused(f"gradients are read on line {statement.lineno}, away from the optimizer step")
+
+    @staticmethod
+    def local_to(name: str, function: Optional[ast.AST]) -> bool:
+        """A name a function assigns itself, so an object of its own (a parameter may be the
+        very optimizer the migration rewires)."""
+        if function is None or isinstance(function, ast.Lambda):
+            return False
+        parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        return name not in parameters and name in _stores(function) and not any(
+            isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function))
 
     def reads_gradients(self, statement: ast.stmt) -> bool:
         for node in ast.walk(statement):
