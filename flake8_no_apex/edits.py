@@ -224,10 +224,12 @@ def _remove_listed(source: Source, element: SgNode) -> TextEdit:
     if edit.start == source.line_start(source.position(edit.start)[0]) and edit.start < element.range().start.index:
         # an element on lines of its own takes the comment lines right above it, which were about it
         indentation = source.text[edit.start:element.range().start.index]
-        lines = source.text[:edit.start].splitlines(True)
         start = edit.start
-        while lines and lines[-1].startswith(indentation + "#") and not indentation.strip():
-            start -= len(lines.pop())
+        while start > 0 and not indentation.strip():
+            above = source.text.rfind("\n", 0, start - 1) + 1
+            if not source.text[above:start].startswith(indentation + "#"):
+                break
+            start = above
         edit = TextEdit(start, edit.end, "")
     return edit
 
@@ -246,16 +248,18 @@ def _whole_lines(source: Source, edit: TextEdit) -> TextEdit:
 
 
 def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
-    """Delete a statement's lines; at the top of the file, the blank lines after it too."""
+    """Delete a statement's lines with the more deeply indented comment lines after it; the
+    blank lines around it become as many as its more generous side had (at the top of the
+    file: none)."""
     start, end = source.span(statement)
     edit = _whole_lines(source, TextEdit(start, end, ""))
     indentation = source.text[edit.start:start]
     whole = not indentation.strip() and (edit.end == len(source.text) or source.text[edit.end - 1] in "\r\n")
-    if whole:  # whole lines: more deeply indented comments
-        deeper = re.compile(re.escape(indentation) + r"[ \t]+#[^\r\n]*(?:\r\n|\r|\n|$)")  # after it were about it
+    if whole:  # comments more deeply indented after it were about it
+        deeper = re.compile(re.escape(indentation) + r"[ \t]+#[^\r\n]*(?:\r\n|\r|\n|$)")
         while edit.end < len(source.text) and (match := deeper.match(source.text, edit.end)):
             edit = TextEdit(edit.start, match.end(), "")
-    if whole or edit.start == 0:  # blank lines around it: as many as the more generous side had, not the sum
+    if whole or edit.start == 0:
         blank = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
         ends = [edit.end]
         while (match := blank.match(source.text, ends[-1])) and match.end() > ends[-1]:
