@@ -32,7 +32,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         settings = load(Path.cwd())
     except ConfigError as error:
         raise InputError(str(error)) from None
-    keys = ("select", "extend_select", "ignore", "extend_ignore", "exclude", "extend_exclude")
+    keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "exclude", "extend_exclude")
     given = {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
     if given:
         settings.update(given, "command line")
@@ -90,7 +90,7 @@ def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported
     any rule is not parsed, unless it was named on the command line."""
     path = candidate.path
     decoded = read(path)
-    selected = settings.selector()
+    selected = settings.selector(path)
     if path.name.endswith(".py"):
         if not prefilter.default().may_match(decoded.text):
             if candidate.named:
@@ -204,7 +204,7 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
     targets = targets_for(settings, path)
     try:
         with _reading(path):
-            result = fix_text(decoded.text, targets.floors, settings.selector(), unsafe=args.unsafe_fixes)
+            result = fix_text(decoded.text, targets.floors, settings.selector(path), unsafe=args.unsafe_fixes)
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(targets.floors)
@@ -302,6 +302,8 @@ def _selection_options(command: argparse.ArgumentParser) -> None:
                        ("--exclude", "patterns of files and directories to skip, replacing the defaults"),
                        ("--extend-exclude", "more patterns to skip")):
         command.add_argument(flag, metavar="LIST", help=f"comma-separated {what}")
+    command.add_argument("--per-file-ignores", metavar="MAPPING",
+                         help="flake8's `pattern:codes` pairs, e.g. 'tests/*:APX201 legacy.py:APX'")
     command.add_argument("--apex-target-versions", metavar="LIB=VERSION,...",
                          help="oldest supported releases, e.g. torch=2.1,lightning=1.9 (default: auto)")
 

@@ -2,11 +2,16 @@
 pyproject.toml, then the command line, with flake8's meaning for each key."""
 from __future__ import annotations
 
+import argparse
 import configparser
+import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
+
+from flake8 import utils as flake8_utils
+from flake8.style_guide import Decision, DecisionEngine
 
 from .compat import tomllib
 from .rules import CODES, DEFAULT_OFF
@@ -17,7 +22,9 @@ from .targets import is_file
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs", "*.egg",
                    ".venv", "venv", "site-packages", "node_modules", "build", "dist")
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
-KEYS = ("select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude", "apex-target-versions")
+_QUIET = logging.getLogger("flake8_no_apex.per_file_ignores")
+KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",
+        "apex-target-versions")
 
 
 class ConfigError(ValueError):
@@ -35,6 +42,7 @@ class Settings:
     extend_select: List[str] = field(default_factory=list)
     ignore: Optional[List[str]] = None  # None: the default ignore list (APX107, APX108)
     extend_ignore: List[str] = field(default_factory=list)
+    per_file_ignores: str = ""  # flake8's `pattern:codes ...` mapping
     exclude: List[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: List[str] = field(default_factory=list)
     targets: str = "auto"
@@ -47,35 +55,45 @@ class Settings:
                 continue
             if key == "apex-target-versions":
                 self.targets = str(value).strip()
+            elif key == "per-file-ignores":
+                self.per_file_ignores = "\n".join(value) if isinstance(value, list) else str(value)
             else:
                 setattr(self, key.replace("-", "_"), _split(value))
         self.sources.append(source)
 
-    def selector(self) -> Callable[[str], bool]:
-        """flake8's decision: the longest matching prefix of select and ignore wins, and the
-        default ignore list holds the opt-in codes (APX107, APX108, APX110)."""
-        selected = [*(self.select if self.select is not None else ["APX"]), *self.extend_select]
-        ignored = [*(self.ignore if self.ignore is not None else DEFAULT_OFF), *self.extend_ignore]
-        explicit_select = self.select is not None or self.extend_select
-        for prefix in selected + ignored:
+    def selector(self, path: Optional[Path] = None) -> Callable[[str], bool]:
+        """Whether a code is reported in the file at `path`: flake8's own decision engine, with
+        this plugin's code as the extended default selection and its opt-in codes (APX107,
+        APX108, APX110) as the extended default ignore list, and the `per-file-ignores` entry
+        flake8 would pick for the file (the longest pattern that matches it)."""
+        for prefix in [*(self.select or []), *self.extend_select, *(self.ignore or []), *self.extend_ignore,
+                       *(code for _, codes in self.per_file_mapping() for code in codes)]:
             if not _CODE.match(prefix):
                 raise ConfigError(f"{prefix!r} is no error code: codes look like APX or APX201 (flake8's "
                                   f"pattern {_CODE.pattern})")
             if prefix.startswith("APX") and not any(code.startswith(prefix) for code in CODES):
                 raise ConfigError(f"no code starts with {prefix!r}")
+        engine = DecisionEngine(argparse.Namespace(
+            select=self.select, extend_select=self.extend_select, ignore=self.ignore,
+            extend_ignore=[*self.extend_ignore, *self.per_file_codes(path)],
+            extended_default_select=["APX"], extended_default_ignore=list(DEFAULT_OFF)))
+        return lambda code: engine.decision_for(code) is Decision.Selected
 
-        def longest(code: str, prefixes: List[str]) -> int:
-            return max((len(p) for p in prefixes if code.startswith(p)), default=-1)
+    def per_file_mapping(self) -> List[Tuple[str, List[str]]]:
+        try:
+            return flake8_utils.parse_files_to_codes_mapping(self.per_file_ignores)
+        except ValueError as error:
+            raise ConfigError(f"per-file-ignores: {error}") from None
 
-        def decide(code: str) -> bool:
-            chosen, dropped = longest(code, selected), longest(code, ignored)
-            if chosen < 0:
-                return False
-            if self.ignore is None and dropped >= 0 and code in DEFAULT_OFF and explicit_select:
-                dropped = -1  # an explicit selection overrides the default ignore list, as in flake8
-            return chosen > dropped
-
-        return decide
+    def per_file_codes(self, path: Optional[Path]) -> List[str]:
+        """The codes of the longest `per-file-ignores` pattern matching the file, as flake8 picks
+        them (patterns with a slash are relative to the working directory)."""
+        if path is None:
+            return []
+        matching = [(flake8_utils.normalize_path(pattern), codes) for pattern, codes in self.per_file_mapping()]
+        matching = [(pattern, codes) for pattern, codes in matching
+                    if flake8_utils.matches_filename(str(path), [pattern], "%(path)s", _QUIET)]
+        return max(matching, key=lambda item: len(item[0]))[1] if matching else []
 
 
 def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
