@@ -152,7 +152,18 @@ def _jobs(value: str) -> int:
     raise argparse.ArgumentTypeError(f"expected a number of processes or 'auto', got {value!r}")
 
 
+FORMATS = {"concise": report.text, "text": report.text, "json": report.as_json, "json-lines": report.json_lines,
+           "github": report.github, "junit": report.junit, "gitlab": report.gitlab,
+           "sarif": lambda found: report.sarif(found, Path.cwd().as_uri() + "/")}
+# --statistics replaces the findings in the JSON formats (as ruff's does); text appends (as flake8's)
+STATISTICS = {"json": report.statistics_json, "json-lines": report.statistics_json_lines}
+
+
 def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
+    if args.statistics and args.format not in (*STATISTICS, "concise", "text"):
+        print(f"flake8-no-apex: --statistics is for the concise, json and json-lines formats, not {args.format}",
+              file=err)
+        return 2
     try:
         settings = settings_of(args)
     except InputError as error:
@@ -176,11 +187,14 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if args.show_targets:
         for root in sorted({targets_for(settings, path).describe() for path in paths}):
             print(f"targets: {root}", file=err)
-    formats = {"text": report.text, "json": report.as_json, "github": report.github,
-               "sarif": lambda found: report.sarif(found, Path.cwd().as_uri() + "/")}
-    out.write(formats[args.format](items))
-    if args.statistics:
-        out.write(report.statistics(items))
+    if args.statistics and args.format in STATISTICS:
+        out.write(STATISTICS[args.format](items))
+    else:
+        out.write(FORMATS[args.format](items))
+    if args.format in ("concise", "text"):
+        if args.statistics:
+            out.write(report.statistics(items))
+        err.write(report.summary(items))
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0
@@ -323,7 +337,9 @@ def parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="*", help="files and directories (default: .)")
     _selection_options(check)
-    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
+    check.add_argument("--output-format", "--format", dest="format", default="concise", choices=tuple(FORMATS),
+                       help="concise (flake8's lines; 'text' is the same), json, json-lines, sarif, github, junit "
+                            "or gitlab (default: concise)")
     check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")
     check.add_argument("--statistics", action="store_true", help="count the findings of each code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")

@@ -1,7 +1,11 @@
-"""Output formats of `flake8-no-apex check`: text (flake8's), JSON, SARIF 2.1.0, GitHub."""
+"""Output formats of `flake8-no-apex check`: concise text (flake8's lines, with ruff's `[*]` on
+fixable findings), JSON, JSON lines, SARIF 2.1.0, GitHub workflow commands, JUnit XML and GitLab
+Code Quality."""
 from __future__ import annotations
 
+import hashlib
 import json
+import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from itertools import groupby
@@ -38,28 +42,110 @@ class Reported:
         return "warning"
 
 
+def fixable(r: Reported) -> bool:
+    """A safe fix is at hand: `fix` applies it."""
+    return bool(r.edits) and r.fix_grade == "safe"
+
+
 def text(items: List[Reported]) -> str:
-    return "".join(f"{r.path}:{r.line}:{r.column}: {r.message}\n" for r in items)
+    """flake8's line per finding, `[*]` after the code where `fix` would fix it (as ruff marks)."""
+    return "".join(f"{r.path}:{r.line}:{r.column}: {_marked(r)}\n" for r in items)
+
+
+def _marked(r: Reported) -> str:
+    code, _, rest = r.message.partition(" ")
+    return f"{code} [*] {rest}" if fixable(r) else r.message
+
+
+def summary(items: List[Reported]) -> str:
+    """ruff's closing line: how many findings, how many `fix` and `fix --unsafe-fixes` handle."""
+    if not items:
+        return "All checks passed: no findings.\n"
+    safe = sum(1 for r in items if fixable(r))
+    unsafe = sum(1 for r in items if r.edits and r.fix_grade == "unsafe")
+    parts = [f"{safe} fixable with `flake8-no-apex fix`"] if safe else []
+    parts += [f"{unsafe} more with `fix --unsafe-fixes`"] if unsafe else []
+    noun = "finding" if len(items) == 1 else "findings"
+    return f"Found {len(items)} {noun}" + (f" ({', '.join(parts)})" if parts else "") + ".\n"
+
+
+def _statistics(items: List[Reported]) -> List[Dict[str, object]]:
+    counts = Counter(r.code for r in items)
+    first: Dict[str, Reported] = {}
+    for r in items:
+        first.setdefault(r.code, r)
+    return [{"code": code, "count": counts[code], "message": first[code].message.split(" ", 1)[1],
+             "fixable": sum(1 for r in items if r.code == code and fixable(r))} for code in sorted(counts)]
 
 
 def statistics(items: List[Reported]) -> str:
     """flake8's --statistics: count, code, the first message of the code."""
-    counts = Counter(r.code for r in items)
-    first = {}
-    for r in items:
-        first.setdefault(r.code, r.message.split(" ", 1)[1])
-    return "".join(f"{counts[code]:<5} {code} {first[code]}\n" for code in sorted(counts))
+    return "".join(f"{s['count']:<5} {s['code']} {s['message']}\n" for s in _statistics(items))
+
+
+def statistics_json(items: List[Reported]) -> str:
+    return json.dumps(_statistics(items), indent=2) + "\n"
+
+
+def statistics_json_lines(items: List[Reported]) -> str:
+    return "".join(json.dumps(s) + "\n" for s in _statistics(items))
+
+
+def _row(r: Reported) -> Dict[str, object]:
+    row = asdict(r)
+    row["url"] = f"{DOCS}#{r.code.lower()}"
+    row["fix"] = {"grade": row.pop("fix_grade"), "edits": row.pop("edits")}
+    return row
 
 
 def as_json(items: List[Reported]) -> str:
     """One object per finding; `fix.edits` is empty where no automatic fix exists."""
-    rows = []
+    return json.dumps([_row(r) for r in items], indent=2) + "\n"
+
+
+def json_lines(items: List[Reported]) -> str:
+    """The JSON objects one per line, for tools that stream."""
+    return "".join(json.dumps(_row(r)) + "\n" for r in items)
+
+
+_GITLAB_SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
+
+
+def gitlab(items: List[Reported]) -> str:
+    """GitLab Code Quality: a fingerprint stable across runs for the same finding."""
+    seen: Counter = Counter()
+    issues = []
     for r in items:
-        row = asdict(r)
-        row["url"] = f"{DOCS}#{r.code.lower()}"
-        row["fix"] = {"grade": row.pop("fix_grade"), "edits": row.pop("edits")}
-        rows.append(row)
-    return json.dumps(rows, indent=2) + "\n"
+        key = f"{r.path}\0{r.code}\0{r.message}"
+        fingerprint = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
+        seen[key] += 1
+        issues.append({
+            "description": r.message, "check_name": r.code, "fingerprint": fingerprint,
+            "severity": _GITLAB_SEVERITY[r.level],
+            "location": {"path": r.path, "positions": {"begin": {"line": r.line, "column": r.column},
+                                                       "end": {"line": r.end_line, "column": r.end_column}}},
+        })
+    return json.dumps(issues, indent=2) + "\n"
+
+
+def junit(items: List[Reported]) -> str:
+    """JUnit XML, a test suite per file and a failing test case per finding (ruff's layout)."""
+    suites = ElementTree.Element("testsuites", name="flake8-no-apex", tests=str(max(len(items), 1)),
+                                 failures=str(len(items)), errors="0")
+    if not items:
+        suite = ElementTree.SubElement(suites, "testsuite", name="flake8-no-apex", tests="1", failures="0",
+                                       errors="0")
+        ElementTree.SubElement(suite, "testcase", name="No findings", classname="flake8-no-apex")
+    for path, found in groupby(sorted(items, key=lambda r: r.path), key=lambda r: r.path):
+        found = list(found)
+        suite = ElementTree.SubElement(suites, "testsuite", name=path, tests=str(len(found)),
+                                       failures=str(len(found)), errors="0")
+        for r in found:
+            case = ElementTree.SubElement(suite, "testcase", name=f"flake8-no-apex.{r.code}", classname=path,
+                                          line=str(r.line), column=str(r.column))
+            failure = ElementTree.SubElement(case, "failure", message=r.message)
+            failure.text = f"line {r.line}, col {r.column}, {r.message}"
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
 
 
 def _escape_data(value: str) -> str:

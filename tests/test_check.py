@@ -5,6 +5,7 @@ import argparse
 import ast
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -355,3 +356,69 @@ def test_a_closed_pipe_ends_check_without_a_traceback(tmp_path):
     pipeline = subprocess.run(f"{CONSOLE_SCRIPT} check --format json . | head -c 100 > /dev/null", shell=True,
                               cwd=tmp_path, capture_output=True, text=True)
     assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr
+
+
+# --- output formats CI systems read -------------------------------------------------------------
+def _in_process(cwd: Path, *argv: str):
+    """`check` run in this process (fast): (exit code, stdout, stderr)."""
+    from flake8_no_apex.cli import parser
+
+    out, err = io.StringIO(), io.StringIO()
+    previous = os.getcwd()
+    os.chdir(cwd)
+    try:
+        args = parser().parse_args(["check", *argv])
+        code = args.run(args, out=out, err=err)
+    finally:
+        os.chdir(previous)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def legacy_tree(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "train.py")
+    (tmp_path / "my file.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    return tmp_path
+
+
+def test_concise_output_marks_fixable_findings_and_sums_them_up(legacy_tree):
+    code, out, err = _in_process(legacy_tree, "--output-format", "concise")
+    marked = [line for line in out.splitlines() if " [*] " in line]
+    assert code == 1 and marked and all(re.match(r"^.+:\d+:\d+: APX\d{3} \[\*\] ", line) for line in marked)
+    assert "my file.py:2:6: APX201 [*] torch.cuda.amp.autocast(...)" in out
+    total, fixable = len(out.splitlines()), len(marked)
+    assert re.fullmatch(rf"Found {total} findings \({fixable} fixable with `flake8-no-apex fix`, \d+ more with "
+                        r"`fix --unsafe-fixes`\)\.\n", err)
+    assert _in_process(legacy_tree, "--format", "text")[1] == out  # the old names stay
+    assert _in_process(legacy_tree, "--select", "APX9")[0] == 2
+
+
+def test_json_lines_gitlab_and_junit(legacy_tree):
+    from xml.etree import ElementTree
+
+    rows = json.loads(_in_process(legacy_tree, "--format", "json")[1])
+    lines = [json.loads(line) for line in _in_process(legacy_tree, "--output-format", "json-lines")[1].splitlines()]
+    assert lines == rows
+    issues = json.loads(_in_process(legacy_tree, "--output-format", "gitlab")[1])
+    assert len(issues) == len(rows) == len({i["fingerprint"] for i in issues})
+    assert {i["severity"] for i in issues} <= {"info", "minor", "major"}
+    assert issues[0]["location"]["positions"]["begin"] == {"line": rows[0]["line"], "column": rows[0]["column"]}
+    assert json.loads(_in_process(legacy_tree, "--output-format", "gitlab")[1]) == issues  # stable fingerprints
+    suites = ElementTree.fromstring(_in_process(legacy_tree, "--output-format", "junit")[1])
+    cases = suites.findall("./testsuite/testcase")
+    assert suites.get("failures") == str(len(rows)) and len(cases) == len(rows)
+    assert {c.get("classname") for c in cases} == {"train.py", "my file.py"}
+    clean = ElementTree.fromstring(_in_process(legacy_tree, "--output-format", "junit", "--select", "APX305")[1])
+    assert clean.get("failures") == "0" and clean.find("./testsuite/testcase").get("name") == "No findings"
+
+
+def test_statistics_in_each_format(legacy_tree):
+    code, out, _ = _in_process(legacy_tree, "--output-format", "json", "--statistics")
+    statistics = json.loads(out)
+    assert code == 1 and {s["code"] for s in statistics} >= {"APX001", "APX201"}
+    assert sum(s["count"] for s in statistics) == len(json.loads(_in_process(legacy_tree, "--format", "json")[1]))
+    jsonl = [json.loads(line) for line in _in_process(legacy_tree, "--output-format", "json-lines",
+                                                      "--statistics")[1].splitlines()]
+    assert jsonl == statistics
+    code, out, err = _in_process(legacy_tree, "--output-format", "sarif", "--statistics")
+    assert code == 2 and out == "" and "--statistics is for the concise, json and json-lines formats" in err
