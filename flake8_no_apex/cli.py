@@ -14,7 +14,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
 from .edits import Source
-from .files import Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
+from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .fixer import FixError, analyse, fix_text, is_shim, noqa_lines
 from .nonpython import (
     YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_trainer_group,
@@ -89,7 +89,7 @@ def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported
     """Findings of one file, of any kind; raises InputError. A Python file without a word of
     any rule is not parsed, unless it was named on the command line."""
     path = candidate.path
-    decoded = read(path)
+    decoded = read(path, candidate.stdin)
     selected = settings.selector(path)
     if path.name.endswith(".py"):
         if not prefilter.default().may_match(decoded.text):
@@ -170,12 +170,12 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
     candidates, errors = discover(args.paths or ["."], [*settings.exclude, *settings.extend_exclude],
-                                  other_files=True)
+                                  other_files=True, stdin_name=args.stdin_filename)
     if not candidates and not errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
     paths = [candidate.path for candidate in candidates]
     jobs = [(candidate, settings) for candidate in candidates]
-    if args.jobs > 1 and len(jobs) > 1:
+    if args.jobs > 1 and len(jobs) > 1 and not any(candidate.stdin for candidate in candidates):
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             outcomes = list(pool.map(_check_one, jobs, chunksize=8))
     else:
@@ -213,8 +213,9 @@ class Summary:
 
 
 def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: Summary, out, report_to,
-             roots: Sequence[Path] = ()) -> None:
-    decoded = read(path)
+             roots: Sequence[Path] = (), stdin: bool = False) -> None:
+    """Fix one file; from standard input, the fixed text goes to `out` (all of it, changed or not)."""
+    decoded = read(path, stdin)
     targets = targets_for(settings, path)
     try:
         with _reading(path):
@@ -233,11 +234,13 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
     summary.manual += len(result.remaining)
     summary.unsafe += result.unsafe
     summary.shims += result.shims
+    if stdin and not args.diff:
+        out.write(result.text)
     if result.text == decoded.text:
         return
     if args.diff:
         out.write(unified_diff(path, decoded.text, result.text))
-    else:
+    elif not stdin:
         write(path, decoded, result.text.encode(decoded.encoding), roots)
     summary.files += 1  # counted once written: a file left as it was is no fixed file
     summary.fixes += len(result.fixed)
@@ -249,14 +252,16 @@ def _plural(count: int, word: str, plural: str) -> str:
 
 def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     summary = Summary()
-    report_to = err if args.diff else out  # with --diff, stdout is a clean patch
+    stdin = STDIN in (args.paths or [])
+    report_to = err if args.diff or stdin else out  # stdout is a clean patch, or the fixed code
     try:
         settings = settings_of(args)
     except InputError as error:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
     names = args.paths or ["."]
-    candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude])
+    candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude],
+                                          stdin_name=args.stdin_filename)
     if not candidates and not summary.errors:
         print("flake8-no-apex: no Python files found", file=err)
     for error in summary.errors:
@@ -266,7 +271,7 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         for candidate in candidates:
             path = candidate.path
             try:
-                fix_file(path, args, settings, summary, out, report_to, roots)
+                fix_file(path, args, settings, summary, out, report_to, roots, candidate.stdin)
             except InputError as error:
                 summary.errors.append(str(error))
                 print(f"flake8-no-apex: {error}", file=err)
@@ -318,6 +323,9 @@ def _selection_options(command: argparse.ArgumentParser) -> None:
         command.add_argument(flag, metavar="LIST", help=f"comma-separated {what}")
     command.add_argument("--per-file-ignores", metavar="MAPPING",
                          help="flake8's `pattern:codes` pairs, e.g. 'tests/*:APX201 legacy.py:APX'")
+    command.add_argument("--stdin-filename", "--stdin-display-name", default="stdin", metavar="NAME",
+                         help="the file name standard input (the path -) stands for, for its kind, per-file "
+                              "ignores, version targets and output (default: stdin)")
     command.add_argument("--apex-target-versions", metavar="LIB=VERSION,...",
                          help="oldest supported releases, e.g. torch=2.1,lightning=1.9 (default: auto)")
 

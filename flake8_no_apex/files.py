@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import stat
+import sys
 import tempfile
 import tokenize
 from contextlib import contextmanager
@@ -26,10 +27,14 @@ class InputError(Exception):
     be used: one line for the user, never a traceback."""
 
 
+STDIN = "-"  # the path that means standard input, as in flake8 and ruff
+
+
 @dataclass(frozen=True)
 class Candidate:
     path: Path
-    named: bool  # named on the command line, not found in a directory: always reported on
+    named: bool = False  # named on the command line (not found by walking a directory)
+    stdin: bool = False  # the text comes from standard input; `path` is the name it stands for
 
 
 def _excluded(path: Path, patterns: Sequence[str]) -> bool:
@@ -52,16 +57,19 @@ def _why(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = False
+def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = False, stdin_name: str = "stdin"
              ) -> Tuple[List[Candidate], List[str]]:
     """Python modules below `names` (and, for `check`, YAML and dependency files), and one line
-    for each path that cannot be used; a file named explicitly is taken whatever its name."""
+    for each path that cannot be used; a file named explicitly is taken whatever its name, and
+    `-` is standard input, standing for a file named `stdin_name`."""
     found: List[Candidate] = []
     errors: List[str] = []
     for name in names:
         path = Path(name)
         try:
-            if path.is_file():
+            if name == STDIN:
+                found.append(Candidate(Path(stdin_name), named=True, stdin=True))
+            elif path.is_file():
                 if not _excluded(path, exclude):
                     found.append(Candidate(path, named=True))
             elif path.is_dir():
@@ -95,10 +103,12 @@ class Decoded:
     seen: Optional[os.stat_result] = None  # the file as it was read: a write checks it is unchanged
 
 
-def read(path: Path) -> Decoded:
+def read(path: Path, stdin: bool = False) -> Decoded:
+    """A file's text, decoded as Python decodes modules (dependency and YAML files: UTF-8);
+    with `stdin`, standard input's, for a file named `path`."""
     try:
-        raw = path.read_bytes()
-        seen = os.stat(path)
+        raw = sys.stdin.buffer.read() if stdin else path.read_bytes()
+        seen = None if stdin else os.stat(path)
         if not path.name.endswith(".py"):
             return Decoded(raw, raw.decode("utf-8-sig"), "utf-8-sig", seen)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)

@@ -422,3 +422,31 @@ def test_statistics_in_each_format(legacy_tree):
     assert jsonl == statistics
     code, out, err = _in_process(legacy_tree, "--output-format", "sarif", "--statistics")
     assert code == 2 and out == "" and "--statistics is for the concise, json and json-lines formats" in err
+
+
+# --- standard input, as editors and pre-commit-style tools call it ------------------------------
+def _with_stdin(monkeypatch, cwd: Path, text: str, *argv: str):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode("utf-8"))))
+    from flake8_no_apex.cli import parser
+
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.chdir(cwd)
+    args = parser().parse_args(list(argv))
+    return args.run(args, out=out, err=err), out.getvalue(), err.getvalue()
+
+
+def test_check_and_fix_read_standard_input_as_the_named_file(monkeypatch, tmp_path):
+    source = "import torch\nwith torch.cuda.amp.autocast():\n    pass\n"
+    (tmp_path / "setup.cfg").write_text("[flake8]\nper-file-ignores = legacy/*:APX201\n")
+    code, out, _ = _with_stdin(monkeypatch, tmp_path, source, "check", "-", "--stdin-filename", "src/train.py")
+    assert code == 1 and out.startswith("src/train.py:2:6: APX201 [*] ")
+    code, out, _ = _with_stdin(monkeypatch, tmp_path, source, "check", "-", "--stdin-display-name", "legacy/a.py")
+    assert code == 0 and out == ""  # the name decides the per-file ignores, as in flake8
+    code, out, err = _with_stdin(monkeypatch, tmp_path, source, "fix", "-")
+    assert out == 'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n' and "1 file fixed" in err
+    code, out, err = _with_stdin(monkeypatch, tmp_path, "from apex import amp\n", "fix", "-")
+    assert out == "from apex import amp\n" and "stdin:1:18: APX001" in err  # unchanged code still comes out
+    requirement = "apex @ git+https://github.com/NVIDIA/apex\n"
+    code, out, _ = _with_stdin(monkeypatch, tmp_path, requirement, "check", "-", "--stdin-filename", "requirements.txt")
+    assert code == 1 and out.startswith("requirements.txt:1:1: APX109")
+    assert not list(tmp_path.glob("src")) and not (tmp_path / "stdin").exists()  # nothing written
