@@ -293,6 +293,8 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     print(line, file=err)
     if summary.errors:
         return 2
+    if args.exit_non_zero_on_fix:  # the fix hook: only a change fails it (findings are the check hook's)
+        return 1 if summary.files else 0
     return 1 if summary.files or summary.manual else 0
 
 
@@ -364,6 +366,9 @@ def parser() -> argparse.ArgumentParser:
     fix.add_argument("paths", nargs="*", help="files and directories (default: .)")
     fix.add_argument("--diff", action="store_true", help="print a unified diff instead of writing files")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
+    fix.add_argument("--exit-non-zero-on-fix", action="store_true",
+                     help="exit 1 only when files changed, as pyupgrade does (default: also when findings need "
+                          "a person)")
     _selection_options(fix)
     fix.set_defaults(run=run_fix)
 

@@ -371,3 +371,11 @@ def test_owner_and_group_are_kept(tmp_path):
     result = run(tmp_path, "fix", "a.py")
     assert result.returncode == 1 and path.read_text() == SAFE_FIXED
     assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+def test_fix_with_exit_non_zero_on_fix_fails_only_when_it_changed_files(tmp_path):
+    (tmp_path / "manual.py").write_text("from apex import amp\n")  # a finding no fix handles
+    assert run(tmp_path, "fix", "--exit-non-zero-on-fix", ".").returncode == 0  # (plain `fix` exits 1)
+    (tmp_path / "safe.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    assert run(tmp_path, "fix", "--exit-non-zero-on-fix", ".").returncode == 1
+    assert run(tmp_path, "fix", "--exit-non-zero-on-fix", ".").returncode == 0  # fixed: nothing changes now
