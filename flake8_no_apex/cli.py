@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
@@ -223,9 +223,11 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(targets.floors)
+    on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None
     for finding in result.remaining:
         shim = " (in a compatibility shim: left as it is)" if is_shim(finding) else ""
-        print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}{shim}", file=report_to)
+        line, column = on_disk(finding) if on_disk else (finding.line, finding.col + 1)
+        print(f"{path}:{line}:{column}: {finding.message}{shim}", file=report_to)
         recipe = finding.rule.recipe.format(**spelled)
         if recipe and recipe not in summary.recipes:
             summary.recipes.append(recipe)
@@ -244,6 +246,17 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
         write(path, decoded, result.text.encode(decoded.encoding), roots)
     summary.files += 1  # counted once written: a file left as it was is no fixed file
     summary.fixes += len(result.fixed)
+
+
+def _positions_on_disk(text: str, result) -> Callable:
+    """(line, column) of a remaining finding in the file as it is: `--diff` writes nothing, so the
+    positions in the fixed text would point at the wrong lines."""
+    fixed, original = Source(result.text), Source(text)
+
+    def position(finding) -> Tuple[int, int]:
+        return original.position(result.original_offset(fixed.offset(finding.line, finding.col)))
+
+    return position
 
 
 def _plural(count: int, word: str, plural: str) -> str:

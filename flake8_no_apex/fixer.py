@@ -77,6 +77,23 @@ class FixResult:
     unsafe: int = 0  # of the remaining, those an unsafe fix would handle
     shims: int = 0  # of the remaining, those left as they are in a compatibility shim
     notes: List[Tuple[int, str]] = field(default_factory=list)  # (line, text): what fixes did, or why not
+    rounds: List[List[TextEdit]] = field(default_factory=list)  # the edits of each round, as applied
+
+    def original_offset(self, offset: int) -> int:
+        """Where an offset of the fixed text was in the text before the fixes (the start of an
+        edit, for a place inside text an edit wrote)."""
+        for edits in reversed(self.rounds):
+            shift = 0
+            for edit in edits:
+                start = edit.start + shift
+                if offset < start:
+                    break
+                if offset < start + len(edit.text):
+                    offset = edit.start + shift
+                    break
+                shift += len(edit.text) - (edit.end - edit.start)
+            offset -= shift
+        return offset
 
 
 def noqa_lines(source: Source) -> Callable[[int, str], bool]:
@@ -393,7 +410,8 @@ def fix_text(
             result.notes += [(line, text) for text, line in ctx.explanations.items()]
             break
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
-        new_text = now.source.apply(now.source.requote(e) for e in edits)
+        edits = [now.source.requote(e) for e in edits]
+        new_text = now.source.apply(edits)
         try:  # compile, not only parse: `f(x=1, x=2)` parses
             compile(new_text, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
@@ -405,6 +423,7 @@ def fix_text(
             if chosen_plan.note and fixed_findings:
                 result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
+        result.rounds.append(sorted(edits))
     result.remaining = _Round.of(result.text, floors, selected).findings
     result.shims = sum(1 for f in result.remaining if is_shim(f))
     return result

@@ -379,3 +379,21 @@ def test_fix_with_exit_non_zero_on_fix_fails_only_when_it_changed_files(tmp_path
     (tmp_path / "safe.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
     assert run(tmp_path, "fix", "--exit-non-zero-on-fix", ".").returncode == 1
     assert run(tmp_path, "fix", "--exit-non-zero-on-fix", ".").returncode == 0  # fixed: nothing changes now
+
+
+def test_fix_diff_reports_positions_in_the_file_as_it_is(tmp_path):
+    (tmp_path / "d.py").write_text("import torch\nfrom torch.cuda.amp import GradScaler\nfrom apex import amp\n\n"
+                                   "with torch.cuda.amp.autocast():\n    pass\n"
+                                   "s = GradScaler()\namp.half_function(f)\n")
+    printed = run(tmp_path, "fix", "--diff", "d.py").stderr
+    assert "d.py:3:18: APX001" in printed and "d.py:8:1: APX103" in printed  # not lines 2 and 7 of the fix
+
+
+def test_original_offsets_go_back_through_every_round():
+    from flake8_no_apex.fixer import fix_text
+
+    before = "from torch.cuda.amp import autocast\nx = 1\nwith autocast():\n    y = 'é'\n"
+    result = fix_text(before)
+    assert result.rounds and result.text != before
+    for marker in ("x = 1", "y = 'é'"):
+        assert result.original_offset(result.text.index(marker)) == before.index(marker)
