@@ -17,8 +17,8 @@ from .edits import Source
 from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .fixer import FixError, analyse, fix_text, is_shim, noqa_lines
 from .nonpython import (
-    YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_trainer_group,
-    looks_like_lightning_config,
+    YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_dependency_file,
+    is_trainer_group, looks_like_lightning_config,
 )
 from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
@@ -283,6 +283,10 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     with terminated_cleanly():
         for candidate in candidates:
             path = candidate.path
+            if path.name.endswith(YAML_SUFFIXES) or is_dependency_file(path.name):
+                print(f"flake8-no-apex: {path}: skipped: fix rewrites Python modules; what `check` reports in "
+                      "YAML and dependency files is changed by hand", file=err)
+                continue
             try:
                 fix_file(path, args, settings, summary, out, report_to, roots, candidate.stdin)
             except InputError as error:

@@ -397,3 +397,13 @@ def test_original_offsets_go_back_through_every_round():
     assert result.rounds and result.text != before
     for marker in ("x = 1", "y = 'é'"):
         assert result.original_offset(result.text.index(marker)) == before.index(marker)
+
+
+def test_fix_skips_dependency_and_yaml_files_with_a_clear_word(tmp_path):
+    (tmp_path / "requirements.txt").write_text("apex @ git+https://github.com/NVIDIA/apex\n")
+    (tmp_path / "config.yaml").write_text("trainer:\n  amp_backend: apex\n")
+    result = run(tmp_path, "fix", "requirements.txt", "config.yaml")
+    assert result.returncode == 0 and "cannot parse" not in result.stderr
+    assert "requirements.txt: skipped: fix rewrites Python modules" in result.stderr
+    assert "config.yaml: skipped" in result.stderr
+    assert (tmp_path / "requirements.txt").read_text() == "apex @ git+https://github.com/NVIDIA/apex\n"
