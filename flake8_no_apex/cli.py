@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import shutil
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -317,7 +318,11 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
 
 # --- rules and explain -----------------------------------------------------------------------
 def run_rules(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
-    out.write("\n".join(docs.timeline_table()) + "\n")
+    if args.format == "json":
+        out.write(docs.rules_json())
+    else:
+        table = docs.timeline_table() if args.format == "markdown" else docs.timeline_text()
+        out.write("\n".join(table) + "\n")
     return 0
 
 
@@ -327,7 +332,12 @@ def run_explain(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int
     if not rows:
         print(f"flake8-no-apex: unknown code {args.code!r}; known: {', '.join(CODES)}", file=err)
         return 2
-    out.write(f"{code}\n\n" + "\n".join(line for rule in rows for line in docs.rule_entry(rule)))
+    if args.format == "markdown":
+        lines = [line for rule in rows for line in docs.rule_entry(rule)]
+    else:
+        width = min(shutil.get_terminal_size((100, 24)).columns, 100) - 1
+        lines = [line for rule in rows for line in docs.rule_text(rule, width)]
+    out.write(f"{code}\n\n" + "\n".join(lines))
     return 0
 
 
@@ -390,9 +400,13 @@ def parser() -> argparse.ArgumentParser:
     fix.set_defaults(run=run_fix)
 
     rules = commands.add_parser("rules", help="list the rules with their timelines and fix grades")
+    rules.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                       help="text for a terminal, markdown as in the README, json for tools (default: text)")
     rules.set_defaults(run=run_rules)
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", help="e.g. APX002")
+    explain.add_argument("--format", choices=("text", "markdown"), default="text",
+                         help="text wrapped to the terminal, or markdown as in the README (default: text)")
     explain.set_defaults(run=run_explain)
     return main
 

@@ -5,7 +5,9 @@ the markers); a test fails when it is out of date.
 """
 from __future__ import annotations
 
+import json
 import sys
+import textwrap
 from itertools import groupby
 from pathlib import Path
 from typing import List
@@ -57,6 +59,42 @@ def rule_entry(rule: Rule) -> List[str]:
         "```",
         "",
     ]
+
+
+# --- for a terminal and for tools ---------------------------------------------------------------
+def timeline_text() -> List[str]:
+    """The timeline as aligned columns, without Markdown."""
+    rows = [("code", "usage", "deprecated in", "removed in", "replacement since", "fix", "default")]
+    for rule in RULES:
+        t = rule.timeline
+        rows.append((rule.code, rule.title, _version(rule, t.deprecated_in), _version(rule, t.removed_in),
+                     _version(rule, t.replacement_since), rule.fix.grade.value, "off" if rule.default_off else "on"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def rule_text(rule: Rule, width: int) -> List[str]:
+    """A rule's entry for a terminal: paragraphs wrapped to `width`, examples indented."""
+    def paragraph(text: str) -> List[str]:
+        return textwrap.wrap(text, width=max(width, 40), break_on_hyphens=False) + [""]
+
+    lines = paragraph(f"{rule.title} ({rule.timeline.source} in {TIMELINE})")
+    lines += paragraph(rule.doc)
+    lines += paragraph(f"Fix: {rule.fix.grade.value}, because {rule.fix.why}.")
+    for label, example in (("before:", rule.before), ("after:", rule.after)):
+        lines += [label, *("    " + line if line else "" for line in example.rstrip().splitlines()), ""]
+    return lines
+
+
+def rules_json() -> str:
+    """Every row of the table, for tools."""
+    return json.dumps([{
+        "code": rule.code, "title": rule.title, "library": rule.timeline.library,
+        "deprecated_in": rule.timeline.deprecated_in, "removed_in": rule.timeline.removed_in,
+        "replacement_since": rule.timeline.replacement_since, "sources": rule.timeline.source,
+        "fix": {"grade": rule.fix.grade.value, "why": rule.fix.why}, "default": not rule.default_off,
+        "doc": rule.doc, "before": rule.before, "after": rule.after, "url": f"README.md#{rule.code.lower()}",
+    } for rule in RULES], indent=2) + "\n"
 
 
 def rules_markdown() -> str:

@@ -20,7 +20,7 @@ from helpers import CONSOLE_SCRIPT
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
 
 from flake8_no_apex import report
-from flake8_no_apex.cli import run_explain
+from flake8_no_apex.cli import run_explain, run_rules
 from flake8_no_apex.rules import CODES, RULES
 
 ROOT = Path(__file__).parents[1]
@@ -184,14 +184,26 @@ def test_show_targets(tmp_path):
 
 def test_rules_lists_every_row_and_explain_every_code():
     listing = subprocess.run([CONSOLE_SCRIPT, "rules"], capture_output=True, text=True).stdout
-    assert all(f"| [{rule.code}](#{rule.code.lower()}) | {rule.title} |" in listing for rule in RULES)
+    assert "](#" not in listing and all(re.search(rf"^{rule.code}  +{re.escape(rule.title)} ", listing, re.M)
+                                        for rule in RULES)
+    markdown = io.StringIO()
+    run_rules(argparse.Namespace(format="markdown"), out=markdown)
+    assert all(f"| [{rule.code}](#{rule.code.lower()}) | {rule.title} |" in markdown.getvalue() for rule in RULES)
+    as_json = io.StringIO()
+    run_rules(argparse.Namespace(format="json"), out=as_json)
+    assert [(row["code"], row["title"]) for row in json.loads(as_json.getvalue())] == [(r.code, r.title) for r in RULES]
     result = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", "apx101"], capture_output=True,
                             text=True)
-    assert result.returncode == 0 and result.stdout.startswith("APX101") and "Fix: *" in result.stdout
+    assert result.returncode == 0 and result.stdout.startswith("APX101") and "Fix: unsafe, because" in result.stdout
     for code in CODES:  # the others in this process: the binary's path is the same
         out = io.StringIO()
-        assert run_explain(argparse.Namespace(code=code.lower()), out=out) == 0
-        assert out.getvalue().startswith(code) and "Fix: *" in out.getvalue()
+        assert run_explain(argparse.Namespace(code=code.lower(), format="text"), out=out) == 0
+        text = out.getvalue()
+        assert text.startswith(code) and "\nFix: " in text and "](" not in text and "```" not in text
+        assert max(len(line) for line in text.splitlines() if not line.startswith("    ")) <= 100
+        markdown = io.StringIO()
+        run_explain(argparse.Namespace(code=code, format="markdown"), out=markdown)
+        assert "Fix: *" in markdown.getvalue() and "```" in markdown.getvalue()
     unknown = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", "APX999"],
                              capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown code" in unknown.stderr
