@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import re
+import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
@@ -96,11 +98,39 @@ class FixResult:
         return offset
 
 
+def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
+    """line -> the (first, last) lines of the logical line it belongs to, as flake8 maps them
+    for `# noqa`: a comment anywhere in a statement spread over lines applies to all of them.
+    Empty when the text does not tokenize (flake8 then looks at the physical line alone)."""
+    lines: Dict[int, Tuple[int, int]] = {}
+    first, last = None, -1
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                continue
+            first = token.start[0] if first is None else min(first, token.start[0])
+            last = max(last, token.end[0])
+            if token.type in (tokenize.NL, tokenize.NEWLINE):
+                lines.update(dict.fromkeys(range(first, last + 1), (first, last)))
+                first, last = None, -1
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return lines
+
+
 def noqa_lines(source: Source) -> Callable[[int, str], bool]:
-    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it."""
+    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it, anywhere in
+    the statement the line belongs to."""
+    ranges: Optional[Dict[int, Tuple[int, int]]] = None
+    if "noqa" not in source.text.lower():
+        return lambda line, code: False
 
     def suppressed(line: int, code: str) -> bool:
-        match = NOQA_INLINE_REGEXP.search(source.line(line))
+        nonlocal ranges
+        if ranges is None:
+            ranges = statement_lines(source.text)
+        first, last = ranges.get(line, (line, line))
+        match = NOQA_INLINE_REGEXP.search("".join(source.line(n) for n in range(first, last + 1)))
         if match is None:
             return False
         codes = match.groupdict()["codes"]

@@ -33,6 +33,12 @@ FILES = {
         import pytorch_lightning as pl
 
         trainer = pl.Trainer(amp_backend="apex", amp_level="O2", precision=16)
+        other = pl.Trainer(
+            amp_backend="apex",
+            precision=16,
+        )  # noqa: APX002
+        text = pl.Trainer(amp_level='''O2
+        ''', precision=16)  # noqa: APX003
         """,
     "tests/test_amp.py": """\
         import torch
