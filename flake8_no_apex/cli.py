@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import __version__, docs, prefilter, report
 from .config import ConfigError, Settings, load
@@ -21,6 +21,7 @@ from .nonpython import (
     YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_dependency_file,
     is_trainer_group, looks_like_lightning_config,
 )
+from .noqa import add_noqa
 from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
 from .targets import TargetError, Targets, detect, parse_option
@@ -188,6 +189,8 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if args.show_targets:
         for root in sorted({targets_for(settings, path).describe() for path in paths}):
             print(f"targets: {root}", file=err)
+    if args.add_noqa:
+        return _add_noqa(items, candidates, args, err) if not errors else 2
     if args.statistics and args.format in STATISTICS:
         out.write(STATISTICS[args.format](items))
     else:
@@ -199,6 +202,31 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0
+
+
+def _add_noqa(items: List[report.Reported], candidates: List[Candidate], args: argparse.Namespace, err) -> int:
+    if any(candidate.stdin for candidate in candidates):
+        print("flake8-no-apex: --add-noqa writes files: it cannot take standard input", file=err)
+        return 2
+    by_path: Dict[str, List[Tuple[int, str]]] = {}
+    for item in items:
+        by_path.setdefault(item.path, []).append((item.line, item.code))
+    roots = [Path(os.path.realpath(name)) for name in args.paths or ["."]]
+    added = 0
+    for name, found in by_path.items():
+        path = Path(name)
+        try:
+            decoded = read(path)
+            text, count = add_noqa(decoded.text, found, path.name.endswith(".py"))
+            if count:
+                write(path, decoded, text.encode(decoded.encoding), roots)
+        except InputError as error:
+            print(f"flake8-no-apex: {error}", file=err)
+            return 2
+        added += count
+    print(f"Added {_plural(added, 'noqa directive', 'noqa directives')} to "
+          f"{_plural(len(by_path), 'file', 'files')}.", file=err)
+    return 0
 
 
 # --- fix -------------------------------------------------------------------------------------
@@ -380,6 +408,9 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")
     check.add_argument("--statistics", action="store_true", help="count the findings of each code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--add-noqa", action="store_true",
+                       help="write `# noqa: APXnnn` where each finding is, to adopt the gate before the migration "
+                            "is done")
     check.add_argument("--show-targets", action="store_true",
                        help="print the version targets used, and where they were read from")
     check.set_defaults(run=run_check)

@@ -99,9 +99,10 @@ class FixResult:
 
 
 def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
-    """line -> the (first, last) lines of the logical line it belongs to, as flake8 maps them
-    for `# noqa`: a comment anywhere in a statement spread over lines applies to all of them.
-    Empty when the text does not tokenize (flake8 then looks at the physical line alone)."""
+    """line -> the (first, last) lines flake8 reads as one for `# noqa`: those between two line
+    breaks of the tokenizer, so a multi-line string or a backslash continuation (not the lines
+    of a parenthesized call, each ending in a line break of its own). Empty when the text does
+    not tokenize (flake8 then looks at the physical line alone)."""
     lines: Dict[int, Tuple[int, int]] = {}
     first, last = None, -1
     try:
@@ -119,8 +120,8 @@ def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
 
 
 def noqa_lines(source: Source) -> Callable[[int, str], bool]:
-    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it, anywhere in
-    the statement the line belongs to."""
+    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it, on the line
+    or on the lines flake8 reads with it (`statement_lines`)."""
     ranges: Optional[Dict[int, Tuple[int, int]]] = None
     if "noqa" not in source.text.lower():
         return lambda line, code: False

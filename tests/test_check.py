@@ -462,3 +462,28 @@ def test_check_and_fix_read_standard_input_as_the_named_file(monkeypatch, tmp_pa
     code, out, _ = _with_stdin(monkeypatch, tmp_path, requirement, "check", "-", "--stdin-filename", "requirements.txt")
     assert code == 1 and out.startswith("requirements.txt:1:1: APX109")
     assert not list(tmp_path.glob("src")) and not (tmp_path / "stdin").exists()  # nothing written
+
+
+def test_add_noqa_silences_every_finding_where_flake8_looks(tmp_path):
+    shutil.copy(EXAMPLE, tmp_path / "train.py")
+    (tmp_path / "multi.py").write_text(
+        "import pytorch_lightning as pl\n\n"
+        "trainer = pl.Trainer(\n    amp_backend='apex',\n    precision=16,\n)\n"
+        "text = pl.Trainer(amp_level='''O2\n''')  # noqa: E501\n"
+        "import torch; s = torch.cuda.amp.GradScaler()  # a comment\n")
+    (tmp_path / "requirements.txt").write_text("torch\napex @ git+https://github.com/NVIDIA/apex\n")
+    code, _, err = _in_process(tmp_path, "--add-noqa")
+    assert code == 0 and re.search(r"Added \d+ noqa directives to 3 files\.", err)
+    multi = (tmp_path / "multi.py").read_text()
+    # flake8 reads one line at a time, but a string or a backslash continuation over several as one
+    assert "amp_backend='apex',  # noqa: APX002\n    precision=16,  # noqa: APX008\n" in multi
+    assert "''')  # noqa: E501,APX003\n" in multi
+    assert "GradScaler()  # a comment  # noqa: APX203\n" in multi
+    assert "apex  # noqa: APX109\n" in (tmp_path / "requirements.txt").read_text()
+    for path in tmp_path.glob("*.py"):
+        compile(path.read_text(), str(path), "exec")
+    assert _in_process(tmp_path)[0] == 0  # check: nothing left
+    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select=APX", "--extend-ignore=APX107,APX108,APX110",
+                             "."], cwd=tmp_path, capture_output=True, text=True)
+    assert flake8.returncode == 0, flake8.stdout
+    assert _in_process(tmp_path, "--add-noqa")[2].startswith("Added 0 noqa directives")
