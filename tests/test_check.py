@@ -480,3 +480,15 @@ def test_add_noqa_silences_every_finding_where_flake8_looks(tmp_path):
                              "."], cwd=tmp_path, capture_output=True, text=True)
     assert flake8.returncode == 0, flake8.stdout
     assert _in_process(tmp_path, "--add-noqa")[2].startswith("Added 0 noqa directives")
+
+
+def test_github_action_runs_check_with_annotations_and_no_input_as_code():
+    import yaml
+
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite" and set(action["inputs"]) >= {"paths", "args"}
+    steps = action["runs"]["steps"]
+    check_step = steps[-1]
+    assert check_step["run"].startswith("flake8-no-apex check --output-format github")
+    for step in steps:  # inputs go through the environment: a crafted input cannot become shell code
+        assert "${{" not in step.get("run", "")
