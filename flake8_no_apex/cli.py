@@ -71,7 +71,8 @@ def _located(source: Source, finding, path: str, plan) -> report.Reported:
             edits.append({"start": {"line": first_line, "column": first_column},
                           "end": {"line": last_line, "column": last_column}, "content": edit.text})
     grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
-    return report.Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits)
+    return report.Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
+                           source.line(line).rstrip("\r\n"))
 
 
 @contextmanager
@@ -120,9 +121,11 @@ def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported
 
 def _plain(path: Path, decoded, found, selected) -> List[report.Reported]:
     """Findings without a fix, of a file that is no Python module (or of setup.py's requirements)."""
-    noqa = noqa_lines(Source(decoded.text))
+    source = Source(decoded.text)
+    noqa = noqa_lines(source)
     return [
-        report.Reported(str(path), f.line, f.col + 1, f.line, f.col + 1, f.code, f.message, f.rule.fix.grade.value)
+        report.Reported(str(path), f.line, f.col + 1, f.line, f.col + 1, f.code, f.message, f.rule.fix.grade.value,
+                        source_line=source.line(f.line).rstrip("\r\n"))
         for f in found if selected(f.code) and not noqa(f.line, f.code)
     ]
 
@@ -154,17 +157,23 @@ def _jobs(value: str) -> int:
     raise argparse.ArgumentTypeError(f"expected a number of processes or 'auto', got {value!r}")
 
 
-FORMATS = {"concise": report.text, "text": report.text, "json": report.as_json, "json-lines": report.json_lines,
-           "github": report.github, "junit": report.junit, "gitlab": report.gitlab,
+FORMATS = {"concise": report.text, "text": report.text, "full": report.full, "json": report.as_json,
+           "json-lines": report.json_lines, "github": report.github, "junit": report.junit, "gitlab": report.gitlab,
            "sarif": lambda found: report.sarif(found, Path.cwd().as_uri() + "/")}
+_FOR_PEOPLE = ("concise", "text", "full")  # colour on a terminal, statistics appended, a summary
 # --statistics replaces the findings in the JSON formats (as ruff's does); text appends (as flake8's)
 STATISTICS = {"json": report.statistics_json, "json-lines": report.statistics_json_lines}
 
 
+def _colour(stream) -> bool:
+    """Colour for a terminal, none when piped or when NO_COLOR is set (no-color.org)."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb" and stream.isatty()
+
+
 def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
-    if args.statistics and args.format not in (*STATISTICS, "concise", "text"):
-        print(f"flake8-no-apex: --statistics is for the concise, json and json-lines formats, not {args.format}",
-              file=err)
+    if args.statistics and args.format not in (*STATISTICS, *_FOR_PEOPLE):
+        print(f"flake8-no-apex: --statistics is for the concise, full, json and json-lines formats, not "
+              f"{args.format}", file=err)
         return 2
     try:
         settings = settings_of(args)
@@ -193,9 +202,11 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         return _add_noqa(items, candidates, args, err) if not errors else 2
     if args.statistics and args.format in STATISTICS:
         out.write(STATISTICS[args.format](items))
+    elif args.format in _FOR_PEOPLE:
+        out.write(FORMATS[args.format](items, _colour(out)))
     else:
         out.write(FORMATS[args.format](items))
-    if args.format in ("concise", "text"):
+    if args.format in _FOR_PEOPLE:
         if args.statistics:
             out.write(report.statistics(items))
         err.write(report.summary(items))
@@ -403,8 +414,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("paths", nargs="*", help="files and directories (default: .)")
     _selection_options(check)
     check.add_argument("--output-format", "--format", dest="format", default="concise", choices=tuple(FORMATS),
-                       help="concise (flake8's lines; 'text' is the same), json, json-lines, sarif, github, junit "
-                            "or gitlab (default: concise)")
+                       help="concise (flake8's lines; 'text' is the same), full (with the source line), json, "
+                            "json-lines, sarif, github, junit or gitlab (default: concise)")
     check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")
     check.add_argument("--statistics", action="store_true", help="count the findings of each code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")

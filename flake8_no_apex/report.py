@@ -31,6 +31,7 @@ class Reported:
     message: str  # "APX201 ..." as flake8 prints it
     fix_grade: str  # of the available fix, else the rule's
     edits: List[Dict[str, object]] = field(default_factory=list)  # the available fix's edits
+    source_line: str = field(default="", compare=False)  # the text of `line`, for --output-format full
 
     @property
     def level(self) -> str:
@@ -47,14 +48,33 @@ def fixable(r: Reported) -> bool:
     return bool(r.edits) and r.fix_grade == "safe"
 
 
-def text(items: List[Reported]) -> str:
+_BOLD, _RED, _CYAN, _RESET = "\033[1m", "\033[1;31m", "\033[36m", "\033[0m"
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{_RESET}" if color else text
+
+
+def text(items: List[Reported], color: bool = False) -> str:
     """flake8's line per finding, `[*]` after the code where `fix` would fix it (as ruff marks)."""
-    return "".join(f"{r.path}:{r.line}:{r.column}: {_marked(r)}\n" for r in items)
+    return "".join(_header(r, color) + "\n" for r in items)
 
 
-def _marked(r: Reported) -> str:
+def _header(r: Reported, color: bool) -> str:
     code, _, rest = r.message.partition(" ")
-    return f"{code} [*] {rest}" if fixable(r) else r.message
+    marker = _paint("[*] ", _CYAN, color) if fixable(r) else ""
+    return f"{_paint(r.path, _BOLD, color)}:{r.line}:{r.column}: {_paint(code, _RED, color)} {marker}{rest}"
+
+
+def full(items: List[Reported], color: bool = False) -> str:
+    """Each finding with its source line and a caret under what it is about."""
+    blocks = []
+    for r in items:
+        gutter = len(str(r.line))
+        width = (r.end_column if r.end_line == r.line else len(r.source_line) + 1) - r.column
+        caret = " " * (r.column - 1) + _paint("^" * max(width, 1), _RED, color)
+        blocks.append(f"{_header(r, color)}\n{r.line} | {r.source_line}\n{' ' * gutter} | {caret}\n")
+    return "\n".join(blocks)
 
 
 def summary(items: List[Reported]) -> str:
@@ -93,6 +113,7 @@ def statistics_json_lines(items: List[Reported]) -> str:
 
 def _row(r: Reported) -> Dict[str, object]:
     row = asdict(r)
+    del row["source_line"]
     row["url"] = f"{DOCS}#{r.code.lower()}"
     row["fix"] = {"grade": row.pop("fix_grade"), "edits": row.pop("edits")}
     return row

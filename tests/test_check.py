@@ -426,7 +426,7 @@ def test_statistics_in_each_format(legacy_tree):
                                                       "--statistics")[1].splitlines()]
     assert jsonl == statistics
     code, out, err = _in_process(legacy_tree, "--output-format", "sarif", "--statistics")
-    assert code == 2 and out == "" and "--statistics is for the concise, json and json-lines formats" in err
+    assert code == 2 and out == "" and "--statistics is for the concise, full, json and json-lines formats" in err
 
 
 # --- standard input, as editors and pre-commit-style tools call it ------------------------------
@@ -492,3 +492,29 @@ def test_github_action_runs_check_with_annotations_and_no_input_as_code():
     assert check_step["run"].startswith("flake8-no-apex check --output-format github")
     for step in steps:  # inputs go through the environment: a crafted input cannot become shell code
         assert "${{" not in step.get("run", "")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_full_output_shows_the_source_and_colour_only_on_a_terminal(legacy_tree, monkeypatch):
+    from flake8_no_apex.cli import parser
+
+    _, out, _ = _in_process(legacy_tree, "--output-format", "full")
+    assert "2 | with torch.cuda.amp.autocast():\n  |      ^^^^^^^^^^^^^^^^^^^^^^^\n" in out
+    assert "\033[" not in out and "\033[" not in _in_process(legacy_tree)[1]  # not a terminal: no colour
+
+    def on_terminal(*argv):
+        terminal = _Terminal()
+        args = parser().parse_args(["check", *argv])
+        args.run(args, out=terminal, err=io.StringIO())
+        return terminal.getvalue()
+
+    monkeypatch.chdir(legacy_tree)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert "\033[1;31mAPX201\033[0m" in on_terminal("my file.py")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert "\033[" not in on_terminal("my file.py")
