@@ -21,6 +21,7 @@ from .nonpython import (
     YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_dependency_file,
     is_trainer_group, looks_like_lightning_config,
 )
+from .baseline import new_findings, read_baseline, write_baseline
 from .noqa import add_noqa
 from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
@@ -175,8 +176,12 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         print(f"flake8-no-apex: --statistics is for the concise, full, json and json-lines formats, not "
               f"{args.format}", file=err)
         return 2
+    if args.update_baseline and not args.baseline:
+        print("flake8-no-apex: --update-baseline needs --baseline FILE", file=err)
+        return 2
     try:
         settings = settings_of(args)
+        known = read_baseline(Path(args.baseline)) if args.baseline and not args.update_baseline else None
     except InputError as error:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
@@ -200,6 +205,15 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
             print(f"targets: {root}", file=err)
     if args.add_noqa:
         return _add_noqa(items, candidates, args, err) if not errors else 2
+    if args.update_baseline:
+        if errors:
+            return 2
+        write_baseline(Path(args.baseline), items)
+        print(f"flake8-no-apex: {args.baseline}: baseline of {_plural(len(items), 'finding', 'findings')} "
+              "written", file=err)
+        return 0
+    if args.baseline:
+        items = new_findings(items, known)
     if args.statistics and args.format in STATISTICS:
         out.write(STATISTICS[args.format](items))
     elif args.format in _FOR_PEOPLE:
@@ -419,6 +433,10 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")
     check.add_argument("--statistics", action="store_true", help="count the findings of each code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--baseline", metavar="FILE",
+                       help="report only the findings this baseline does not list (known by file, code and line text)")
+    check.add_argument("--update-baseline", action="store_true",
+                       help="write the current findings to the --baseline FILE and exit 0")
     check.add_argument("--add-noqa", action="store_true",
                        help="write `# noqa: APXnnn` where each finding is, to adopt the gate before the migration "
                             "is done")

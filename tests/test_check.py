@@ -518,3 +518,17 @@ def test_full_output_shows_the_source_and_colour_only_on_a_terminal(legacy_tree,
     assert "\033[1;31mAPX201\033[0m" in on_terminal("my file.py")
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\033[" not in on_terminal("my file.py")
+
+
+def test_a_baseline_lets_ci_fail_only_on_new_findings(legacy_tree):
+    assert _in_process(legacy_tree, "--update-baseline")[0] == 2  # needs --baseline
+    code, _, err = _in_process(legacy_tree, "--baseline", "base.json", "--update-baseline")
+    assert code == 0 and "baseline of" in err and (legacy_tree / "base.json").exists()
+    assert _in_process(legacy_tree, "--baseline", "base.json") == (0, "", "All checks passed: no findings.\n")
+    train = legacy_tree / "train.py"
+    train.write_text("import os\nfrom apex import amp as amp2\n" + train.read_text())  # lines shift, one is new
+    code, out, _ = _in_process(legacy_tree, "--baseline", "base.json")
+    assert code == 1 and out.splitlines() == [out.splitlines()[0]] and out.startswith("train.py:2:18: APX001")
+    (legacy_tree / "broken.json").write_text("{}")
+    code, _, err = _in_process(legacy_tree, "--baseline", "broken.json")
+    assert code == 2 and "not a baseline written by --update-baseline" in err
