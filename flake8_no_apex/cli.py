@@ -206,14 +206,16 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if args.add_noqa:
         return _add_noqa(items, candidates, args, err) if not errors else 2
     if args.update_baseline:
-        if errors:
-            return 2
-        write_baseline(Path(args.baseline), items)
-        print(f"flake8-no-apex: {args.baseline}: baseline of {_plural(len(items), 'finding', 'findings')} "
-              "written", file=err)
-        return 0
+        return _update_baseline(items, args, err) if not errors else 2
     if args.baseline:
         items = new_findings(items, known)
+    _write_report(items, args, out, err)
+    if errors:
+        return 2
+    return 1 if items and not args.exit_zero else 0
+
+
+def _write_report(items: List[report.Reported], args: argparse.Namespace, out, err) -> None:
     if args.statistics and args.format in STATISTICS:
         out.write(STATISTICS[args.format](items))
     elif args.format in _FOR_PEOPLE:
@@ -224,9 +226,17 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         if args.statistics:
             out.write(report.statistics(items))
         err.write(report.summary(items))
-    if errors:
+
+
+def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err) -> int:
+    try:
+        write_baseline(Path(args.baseline), items)
+    except InputError as error:
+        print(f"flake8-no-apex: {error}", file=err)
         return 2
-    return 1 if items and not args.exit_zero else 0
+    print(f"flake8-no-apex: {args.baseline}: baseline of {_plural(len(items), 'finding', 'findings')} written",
+          file=err)
+    return 0
 
 
 def _add_noqa(items: List[report.Reported], candidates: List[Candidate], args: argparse.Namespace, err) -> int:

@@ -529,6 +529,8 @@ def test_a_baseline_lets_ci_fail_only_on_new_findings(legacy_tree):
     train.write_text("import os\nfrom apex import amp as amp2\n" + train.read_text())  # lines shift, one is new
     code, out, _ = _in_process(legacy_tree, "--baseline", "base.json")
     assert code == 1 and out.splitlines() == [out.splitlines()[0]] and out.startswith("train.py:2:18: APX001")
+    code, _, err = _in_process(legacy_tree, "--baseline", "missing-dir/base.json", "--update-baseline")
+    assert code == 2 and "cannot write the baseline" in err
     (legacy_tree / "broken.json").write_text("{}")
     code, _, err = _in_process(legacy_tree, "--baseline", "broken.json")
     assert code == 2 and "not a baseline written by --update-baseline" in err
