@@ -6,6 +6,7 @@ import ast
 import os
 import shutil
 import sys
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -225,6 +226,12 @@ def _write_report(items: List[report.Reported], args: argparse.Namespace, out, e
     if args.format in _FOR_PEOPLE:
         if args.statistics:
             out.write(report.statistics(items))
+        if args.show_fixes:
+            fixable: Dict[str, Counter] = {}
+            for item in items:
+                if report.fixable(item):
+                    fixable.setdefault(item.path, Counter())[item.code] += 1
+            out.write(report.enumerate_fixes(fixable, "`flake8-no-apex fix` would fix"))
         err.write(report.summary(items))
 
 
@@ -274,6 +281,7 @@ class Summary:
     shims: int = 0
     errors: List[str] = field(default_factory=list)
     recipes: List[str] = field(default_factory=list)
+    fixed: Dict[str, Counter] = field(default_factory=dict)  # path -> codes of the findings fixed
 
 
 def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: Summary, out, report_to,
@@ -310,6 +318,7 @@ def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: 
         write(path, decoded, result.text.encode(decoded.encoding), roots)
     summary.files += 1  # counted once written: a file left as it was is no fixed file
     summary.fixes += len(result.fixed)
+    summary.fixed[str(path)] = Counter(finding.code for finding in result.fixed)
 
 
 def _positions_on_disk(text: str, result) -> Callable:
@@ -363,6 +372,8 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                 print(f"flake8-no-apex: {summary.errors[-1]}", file=err)
     for recipe in summary.recipes:
         print(recipe, file=report_to)
+    if args.show_fixes:
+        report_to.write(report.enumerate_fixes(summary.fixed, "Would fix" if args.diff else "Fixed"))
     line = (f"{_plural(summary.files, 'file', 'files')} {'would be fixed' if args.diff else 'fixed'} "
             f"({_plural(summary.fixes, 'fix', 'fixes')}), "
             f"{_plural(summary.manual, 'finding needs', 'findings need')} manual changes")
@@ -443,6 +454,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")
     check.add_argument("--statistics", action="store_true", help="count the findings of each code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--show-fixes", action="store_true",
+                       help="list, per file, how many findings of each code `fix` would fix")
     check.add_argument("--baseline", metavar="FILE",
                        help="report only the findings this baseline does not list (known by file, code and line text)")
     check.add_argument("--update-baseline", action="store_true",
@@ -462,6 +475,8 @@ def parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("paths", nargs="*", help="files and directories (default: .)")
     fix.add_argument("--diff", action="store_true", help="print a unified diff instead of writing files")
+    fix.add_argument("--show-fixes", action="store_true", help="list how many findings of each code were fixed, "
+                     "per file")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
     fix.add_argument("--exit-non-zero-on-fix", action="store_true",
                      help="exit 1 only when files changed, as pyupgrade does (default: also when findings need "

@@ -89,6 +89,19 @@ def summary(items: List[Reported]) -> str:
     return f"Found {len(items)} {noun}" + (f" ({', '.join(parts)})" if parts else "") + ".\n"
 
 
+def enumerate_fixes(fixed: Dict[str, Counter], verb: str) -> str:
+    """ruff's --show-fixes: per file, how many findings of each code `fix` handled."""
+    total = sum(sum(counts.values()) for counts in fixed.values())
+    if not total:
+        return ""
+    titles = {rule.code: rule.title for rule in reversed(RULES)}
+    lines = [f"{verb} {total} {'finding' if total == 1 else 'findings'}:"]
+    for path, counts in fixed.items():
+        lines.append(f"- {path}:")
+        lines += [f"    {count} × {code} ({titles[code]})" for code, count in sorted(counts.items())]
+    return "\n".join(lines) + "\n"
+
+
 def _statistics(items: List[Reported]) -> List[Dict[str, object]]:
     counts = Counter(r.code for r in items)
     first: Dict[str, Reported] = {}

@@ -534,3 +534,16 @@ def test_a_baseline_lets_ci_fail_only_on_new_findings(legacy_tree):
     (legacy_tree / "broken.json").write_text("{}")
     code, _, err = _in_process(legacy_tree, "--baseline", "broken.json")
     assert code == 2 and "not a baseline written by --update-baseline" in err
+
+
+def test_show_fixes_enumerates_what_fix_would_fix_and_fixed(legacy_tree, monkeypatch):
+    from flake8_no_apex.cli import parser
+
+    _, out, _ = _in_process(legacy_tree, "--show-fixes")
+    assert "`flake8-no-apex fix` would fix " in out
+    assert "- my file.py:\n    1 × APX201 (torch.cuda.amp.autocast)\n" in out
+    monkeypatch.chdir(legacy_tree)
+    report_to = io.StringIO()
+    args = parser().parse_args(["fix", "--show-fixes", "my file.py"])
+    args.run(args, out=report_to, err=io.StringIO())
+    assert "Fixed 1 finding:\n- my file.py:\n    1 × APX201 (torch.cuda.amp.autocast)\n" in report_to.getvalue()
