@@ -36,7 +36,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
         settings = load(Path.cwd())
     except ConfigError as error:
         raise InputError(str(error)) from None
-    keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "exclude", "extend_exclude")
+    keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "exclude", "extend_exclude",
+            "docs_url")
     given = {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
     if given:
         settings.update(given, "command line")
@@ -161,7 +162,8 @@ def _jobs(value: str) -> int:
 
 FORMATS = {"concise": report.text, "text": report.text, "full": report.full, "json": report.as_json,
            "json-lines": report.json_lines, "github": report.github, "junit": report.junit, "gitlab": report.gitlab,
-           "sarif": lambda found: report.sarif(found, Path.cwd().as_uri() + "/")}
+           "sarif": lambda found, docs: report.sarif(found, Path.cwd().as_uri() + "/", docs)}
+_LINKED = ("json", "json-lines", "sarif")  # formats that link each rule to its documentation
 _FOR_PEOPLE = ("concise", "text", "full")  # colour on a terminal, statistics appended, a summary
 # --statistics replaces the findings in the JSON formats (as ruff's does); text appends (as flake8's)
 STATISTICS = {"json": report.statistics_json, "json-lines": report.statistics_json_lines}
@@ -210,17 +212,19 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         return _update_baseline(items, args, err) if not errors else 2
     if args.baseline:
         items = new_findings(items, known)
-    _write_report(items, args, out, err)
+    _write_report(items, args, out, err, settings.docs_url or report.DOCS)
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0
 
 
-def _write_report(items: List[report.Reported], args: argparse.Namespace, out, err) -> None:
+def _write_report(items: List[report.Reported], args: argparse.Namespace, out, err, docs: str) -> None:
     if args.statistics and args.format in STATISTICS:
         out.write(STATISTICS[args.format](items))
     elif args.format in _FOR_PEOPLE:
         out.write(FORMATS[args.format](items, _colour(out)))
+    elif args.format in _LINKED:
+        out.write(FORMATS[args.format](items, docs=docs))
     else:
         out.write(FORMATS[args.format](items))
     if args.format in _FOR_PEOPLE:
@@ -456,6 +460,9 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--show-fixes", action="store_true",
                        help="list, per file, how many findings of each code `fix` would fix")
+    check.add_argument("--docs-url", metavar="URL",
+                       help="the README with the rule docs, for the links in JSON and SARIF, e.g. "
+                            "https://github.com/ORG/flake8-no-apex/blob/v0.1.0/README.md (default: README.md)")
     check.add_argument("--baseline", metavar="FILE",
                        help="report only the findings this baseline does not list (known by file, code and line text)")
     check.add_argument("--update-baseline", action="store_true",

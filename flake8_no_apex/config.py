@@ -24,7 +24,7 @@ DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", 
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
 _QUIET = logging.getLogger("flake8_no_apex.per_file_ignores")
 KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",
-        "apex-target-versions")
+        "apex-target-versions", "docs-url")
 
 
 class ConfigError(ValueError):
@@ -43,6 +43,7 @@ class Settings:
     ignore: Optional[List[str]] = None  # None: the default ignore list (APX107, APX108)
     extend_ignore: List[str] = field(default_factory=list)
     per_file_ignores: str = ""  # flake8's `pattern:codes ...` mapping
+    docs_url: str = ""  # where the README with the rule docs is, for links in JSON and SARIF
     exclude: List[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: List[str] = field(default_factory=list)
     targets: str = "auto"
@@ -55,6 +56,8 @@ class Settings:
                 continue
             if key == "apex-target-versions":
                 self.targets = str(value).strip()
+            elif key == "docs-url":
+                self.docs_url = str(value).strip()
             elif key == "per-file-ignores":
                 self.per_file_ignores = "\n".join(value) if isinstance(value, list) else str(value)
             else:

@@ -18,6 +18,11 @@ from .rules import RULES
 DOCS = "README.md"  # every code has an anchor there: README.md#apx201
 
 
+def rule_url(code: str, docs: str = DOCS) -> str:
+    """Where a code is documented: `docs` is the README's path or URL (`docs-url` setting)."""
+    return f"{docs}#{code.lower()}"
+
+
 @dataclass(frozen=True)
 class Reported:
     """One finding, located and ready for any format."""
@@ -124,22 +129,22 @@ def statistics_json_lines(items: List[Reported]) -> str:
     return "".join(json.dumps(s) + "\n" for s in _statistics(items))
 
 
-def _row(r: Reported) -> Dict[str, object]:
+def _row(r: Reported, docs: str = DOCS) -> Dict[str, object]:
     row = asdict(r)
     del row["source_line"]
-    row["url"] = f"{DOCS}#{r.code.lower()}"
+    row["url"] = rule_url(r.code, docs)
     row["fix"] = {"grade": row.pop("fix_grade"), "edits": row.pop("edits")}
     return row
 
 
-def as_json(items: List[Reported]) -> str:
+def as_json(items: List[Reported], docs: str = DOCS) -> str:
     """One object per finding; `fix.edits` is empty where no automatic fix exists."""
-    return json.dumps([_row(r) for r in items], indent=2) + "\n"
+    return json.dumps([_row(r, docs) for r in items], indent=2) + "\n"
 
 
-def json_lines(items: List[Reported]) -> str:
+def json_lines(items: List[Reported], docs: str = DOCS) -> str:
     """The JSON objects one per line, for tools that stream."""
-    return "".join(json.dumps(_row(r)) + "\n" for r in items)
+    return "".join(json.dumps(_row(r, docs)) + "\n" for r in items)
 
 
 _GITLAB_SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
@@ -204,7 +209,7 @@ def github(items: List[Reported]) -> str:
     return "".join(lines)
 
 
-def _rule_metadata() -> List[Dict[str, object]]:
+def _rule_metadata(readme: str = DOCS) -> List[Dict[str, object]]:
     """One SARIF rule per code, its rows' titles, docs and fix grades joined."""
     rules = []
     for code, rows in groupby(RULES, key=lambda rule: rule.code):
@@ -220,8 +225,10 @@ def _rule_metadata() -> List[Dict[str, object]]:
             "fullDescription": {"text": docs},
             "help": {"text": f"{docs}\n\n{fixes}\n\n{examples}", "markdown": f"{docs}\n\n{fixes}"},
             "defaultConfiguration": {"level": "note" if rows[0].default_off else "warning"},
-            "properties": {"tags": ["deprecation", rows[0].timeline.library], "docs": f"{DOCS}#{code.lower()}"},
+            "properties": {"tags": ["deprecation", rows[0].timeline.library], "docs": rule_url(code, readme)},
         })
+        if "://" in readme:  # SARIF's helpUri must be an absolute URI
+            rules[-1]["helpUri"] = rule_url(code, readme)
     return rules
 
 
@@ -230,8 +237,8 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"))
 
 
-def sarif(items: List[Reported], root: Optional[str] = None) -> str:
-    rules = _rule_metadata()
+def sarif(items: List[Reported], root: Optional[str] = None, docs: str = DOCS) -> str:
+    rules = _rule_metadata(docs)
     index = {rule["id"]: i for i, rule in enumerate(rules)}
     results = []
     for r in items:

@@ -547,3 +547,16 @@ def test_show_fixes_enumerates_what_fix_would_fix_and_fixed(legacy_tree, monkeyp
     args = parser().parse_args(["fix", "--show-fixes", "my file.py"])
     args.run(args, out=report_to, err=io.StringIO())
     assert "Fixed 1 finding:\n- my file.py:\n    1 × APX201 (torch.cuda.amp.autocast)\n" in report_to.getvalue()
+
+
+def test_docs_url_makes_the_rule_links_absolute(legacy_tree):
+    base = "https://example.org/flake8-no-apex/blob/v0.1.0/README.md"
+    rows = json.loads(_in_process(legacy_tree, "--format", "json", "--docs-url", base)[1])
+    assert {row["url"] for row in rows} >= {f"{base}#apx001", f"{base}#apx201"}
+    (legacy_tree / "pyproject.toml").write_text(f'[tool.flake8-no-apex]\ndocs-url = "{base}"\n')
+    document = json.loads(_in_process(legacy_tree, "--output-format", "sarif")[1])
+    Sarif.model_validate(document)
+    rules = document["runs"][0]["tool"]["driver"]["rules"]
+    assert all(rule["helpUri"] == f"{base}#{rule['id'].lower()}" for rule in rules)
+    rows = json.loads(_in_process(legacy_tree, "--format", "json", "--docs-url", "README.md")[1])
+    assert all(row["url"] == f"README.md#{row['code'].lower()}" for row in rows)  # the command line wins
