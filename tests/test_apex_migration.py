@@ -546,6 +546,20 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
          print(optimizer.loss_scale)
          optimizer.step()
      """, "FP16_Optimizer's loss_scale (line 9) has no native counterpart"),
+    ("""\
+     from apex import amp
+
+     class Trainer:
+         def __init__(self, scaler, grad_scaler, amp_scaler):
+             self.scaler, self.grad_scaler, self.amp_scaler = scaler, grad_scaler, amp_scaler
+             self.model, self.optimizer = amp.initialize(self.model, self.optimizer)
+
+         def step(self, x):
+             loss = self.model(x).sum()
+             with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                 scaled_loss.backward()
+             self.optimizer.step()
+     """, "every attribute name the scaler could take is in use"),
 ])
 def test_shapes_the_migration_does_not_know_are_left_with_the_reason(source, reason):
     check_refused(source, reason)

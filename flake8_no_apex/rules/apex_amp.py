@@ -531,6 +531,8 @@ class _Migration:
             if not isinstance(owner, ast.ClassDef):
                 raise Refused("amp.initialize works on self outside a method")
             name = next((n for n in _SCALER_NAMES if n not in attributes), None)
+            if name is None:
+                raise Refused("every attribute name the scaler could take is in use")
             self.scaler_name = f"self.{name}"
             return _Scaler(name, owner)
         name = next((n for n in _SCALER_NAMES if n not in taken), None)
