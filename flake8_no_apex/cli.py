@@ -44,6 +44,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
     if args.apex_target_versions is not None:
         settings.targets = args.apex_target_versions
     try:
+        settings.validate()
         selector = settings.selector()
         parse_option(settings.targets)
     except (ConfigError, TargetError) as error:

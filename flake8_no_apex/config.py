@@ -64,11 +64,9 @@ class Settings:
                 setattr(self, key.replace("-", "_"), _split(value))
         self.sources.append(source)
 
-    def selector(self, path: Optional[Path] = None) -> Callable[[str], bool]:
-        """Whether a code is reported in the file at `path`: flake8's own decision engine, with
-        this plugin's code as the extended default selection and its opt-in codes (APX107,
-        APX108, APX110) as the extended default ignore list, and the `per-file-ignores` entry
-        flake8 would pick for the file (the longest pattern that matches it)."""
+    def validate(self) -> None:
+        """Every code prefix of the selection is one flake8 accepts, and an APX one names a code
+        (once per run: `selector` is asked for every file)."""
         for prefix in [*(self.select or []), *self.extend_select, *(self.ignore or []), *self.extend_ignore,
                        *(code for _, codes in self.per_file_mapping() for code in codes)]:
             if not _CODE.match(prefix):
@@ -76,6 +74,12 @@ class Settings:
                                   f"pattern {_CODE.pattern})")
             if prefix.startswith("APX") and not any(code.startswith(prefix) for code in CODES):
                 raise ConfigError(f"no code starts with {prefix!r}")
+
+    def selector(self, path: Optional[Path] = None) -> Callable[[str], bool]:
+        """Whether a code is reported in the file at `path`: flake8's own decision engine, with
+        this plugin's code as the extended default selection and its opt-in codes (APX107,
+        APX108, APX110) as the extended default ignore list, and the `per-file-ignores` entry
+        flake8 would pick for the file (the longest pattern that matches it)."""
         engine = DecisionEngine(argparse.Namespace(
             select=self.select, extend_select=self.extend_select, ignore=self.ignore,
             extend_ignore=[*self.extend_ignore, *self.per_file_codes(path)],

@@ -20,6 +20,7 @@ from .resolve import chain_root
 from .table import Grade, Site
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 
 
 @dataclass(frozen=True, order=True)
@@ -260,9 +261,8 @@ def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
         while edit.end < len(source.text) and (match := deeper.match(source.text, edit.end)):
             edit = TextEdit(edit.start, match.end(), "")
     if whole or edit.start == 0:
-        blank = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
         ends = [edit.end]
-        while (match := blank.match(source.text, ends[-1])) and match.end() > ends[-1]:
+        while (match := _BLANK_LINE.match(source.text, ends[-1])) and match.end() > ends[-1]:
             ends.append(match.end())
         drop = len(ends) - 1 if edit.start == 0 else min(len(ends) - 1, _blank_lines_before(source.text, edit.start))
         edit = TextEdit(edit.start, ends[drop], "")

@@ -24,6 +24,7 @@ from flake8.utils import parse_comma_separated_list
 from .checker import Checker, Finding
 from .edits import (Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement, replace,
                     sorted_import_position)
+from .resolve import dotted_name
 from .spellings import spell
 from .table import Floors, Grade
 
@@ -250,16 +251,7 @@ def _bound_names(tree: ast.Module) -> Set[str]:
 
 def _dotted_references(tree: ast.Module) -> Set[str]:
     """Every `a.b.c` attribute chain the module reads, as text."""
-    chains = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            parts = []
-            while isinstance(node, ast.Attribute):
-                parts.append(node.attr)
-                node = node.value
-            if isinstance(node, ast.Name):
-                chains.add(".".join([node.id, *reversed(parts)]))
-    return chains
+    return {name for node in ast.walk(tree) if isinstance(node, ast.Attribute) and (name := dotted_name(node))}
 
 
 def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:

@@ -120,6 +120,17 @@ def chain_root(node: ast.AST) -> ast.AST:
     return node
 
 
+def dotted_name(node: Optional[ast.AST]) -> Optional[str]:
+    """`self.optimizer` for an attribute chain of names (or a name), None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
 def _target_names(target: ast.AST) -> Iterable[str]:
     for node in ast.walk(target):
         if isinstance(node, ast.Name):

@@ -47,6 +47,14 @@ _CANONICAL_STEP = ("from apex import amp\n\n"
                    "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
                    "        scaled_loss.backward()\n"
                    "    optimizer.step()\n")
+# what fix writes for _CANONICAL_STEP's loop (and for FP16_Optimizer's), after the scaler
+_NATIVE_STEP = ("for x, y in loader:\n"
+                "    optimizer.zero_grad()\n"
+                "    with torch.amp.autocast(\"cuda\"):\n"
+                "        loss = criterion(model(x), y)\n"
+                "    scaler.scale(loss).backward()\n"
+                "    scaler.step(optimizer)\n"
+                "    scaler.update()\n")
 MIGRATION_DOC = (
     "`fix --unsafe-fixes` migrates a module's apex AMP as a whole: `amp.initialize` becomes the "
     "GradScaler (enabled by its `enabled=`, a non-literal `opt_level` or the `if` guarding it; "
@@ -235,15 +243,7 @@ RULES = [
              "`torch.amp.autocast(\"cuda\")` and scale the loss with `torch.amp.GradScaler(\"cuda\")`. "
              + MIGRATION_DOC),
         before=_CANONICAL_STEP,
-        after=("import torch\n\n"
-               "scaler = torch.amp.GradScaler(\"cuda\")\n"
-               "for x, y in loader:\n"
-               "    optimizer.zero_grad()\n"
-               "    with torch.amp.autocast(\"cuda\"):\n"
-               "        loss = criterion(model(x), y)\n"
-               "    scaler.scale(loss).backward()\n"
-               "    scaler.step(optimizer)\n"
-               "    scaler.update()\n"),
+        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n" + _NATIVE_STEP,
         invalid=("import apex.amp as A\nA.initialize(model, opt)\n",),
         valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
         recipe=AMP_RECIPE,
@@ -423,16 +423,8 @@ RULES = [
                 "    loss = criterion(model(x), y)\n"
                 "    optimizer.backward(loss)\n"
                 "    optimizer.step()\n"),
-        after=("import torch\n\n"
-               "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-               "scaler = torch.amp.GradScaler(\"cuda\")\n"
-               "for x, y in loader:\n"
-               "    optimizer.zero_grad()\n"
-               "    with torch.amp.autocast(\"cuda\"):\n"
-               "        loss = criterion(model(x), y)\n"
-               "    scaler.scale(loss).backward()\n"
-               "    scaler.step(optimizer)\n"
-               "    scaler.update()\n"),
+        after=("import torch\n\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+               "scaler = torch.amp.GradScaler(\"cuda\")\n" + _NATIVE_STEP),
         invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set
 
 from ..edits import Plan, Source, TextEdit, open_paren, plan, remove_statement
-from ..resolve import chain_root
+from ..resolve import chain_root, dotted_name
 from ..table import Grade
 
 _INITIALIZE, _SCALE_LOSS = "apex.amp.initialize", "apex.amp.scale_loss"
@@ -69,17 +69,6 @@ def migrate_amp(ctx, finding) -> Optional[Plan]:
     return migration if migration is not None and id(finding.site.node) in covered else None
 
 
-def _chain(node: Optional[ast.AST]) -> Optional[str]:
-    """`self.optimizer` for an attribute chain of names, None for anything else."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
 def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.AST]:
     if len(call.args) > position:
         return call.args[position]
@@ -100,7 +89,7 @@ def _loads(node: ast.AST) -> Set[str]:
 
 def _chains(node: ast.AST) -> Iterator[str]:
     for n in ast.walk(node):
-        text = _chain(n)
+        text = dotted_name(n)
         if text:
             yield text
 
@@ -321,9 +310,9 @@ class _Migration:
         statement = self.statement_of(call)
         target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
         wrapped = _argument(call, 0, "init_optimizer")
-        if target is None or statement.value is not call or None in (_chain(target), _chain(wrapped)):
+        if target is None or statement.value is not call or None in (dotted_name(target), dotted_name(wrapped)):
             raise Refused(f"FP16_Optimizer (line {finding.line}) does not wrap an optimizer named in one assignment")
-        self.optimizers = {_chain(target), _chain(wrapped)}
+        self.optimizers = {dotted_name(target), dotted_name(wrapped)}
         keywords = {k.arg: k.value for k in call.keywords}
         if len(call.args) > 1 or set(keywords) - set(_FP16_OPTIMIZER_KEYWORDS):
             raise Refused(f"FP16_Optimizer's arguments (line {finding.line}) have no native counterpart")
@@ -338,16 +327,16 @@ class _Migration:
             converted = self.statement_of(half.site.call)
             if not (isinstance(converted, ast.Assign) and len(converted.targets) == 1
                     and converted.value is half.site.call and len(half.site.call.args) == 1
-                    and _chain(converted.targets[0]) == _chain(half.site.call.args[0]) is not None):
+                    and dotted_name(converted.targets[0]) == dotted_name(half.site.call.args[0]) is not None):
                 raise Refused(f"network_to_half (line {half.line}) is not `model = network_to_half(model)`")
-            self.models.add(_chain(converted.targets[0]))
+            self.models.add(dotted_name(converted.targets[0]))
             self.undone.add(id(converted))
         self.models |= self.trained_models()
         if not self.models:
             raise Refused("the model FP16_Optimizer's optimizer trains is not found in this module")
         self.refuse_half_precision_and_optimizer_state()
         self.enabled = True
-        kept = [] if _chain(target) == _chain(wrapped) else [
+        kept = [] if dotted_name(target) == dotted_name(wrapped) else [
             f"{self.source.segment(target)} = {self.source.segment(wrapped)}"]
         self.create_scaler(finding, statement, [], scaler_keywords, kept)
         torch = self.torch(finding)
@@ -373,28 +362,29 @@ class _Migration:
 
     def optimizer_calls(self, method: str) -> List[ast.Call]:
         return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                and n.func.attr == method and _chain(n.func.value) in self.optimizers]
+                and n.func.attr == method and dotted_name(n.func.value) in self.optimizers]
 
     def trained_models(self) -> Set[str]:
         """`model` of `optimizer = torch.optim.SGD(model.parameters(), ...)`, for the wrapped optimizer."""
         models = set()
         for node in ast.walk(self.tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and _chain(node.targets[0]) in self.optimizers \
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and dotted_name(node.targets[0]) in self.optimizers \
                     and isinstance(node.value, ast.Call) and node.value.args:
                 first = node.value.args[0]
                 if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) \
-                        and first.func.attr == "parameters" and _chain(first.func.value):
-                    models.add(_chain(first.func.value))
+                        and first.func.attr == "parameters" and dotted_name(first.func.value):
+                    models.add(dotted_name(first.func.value))
         return models
 
     def refuse_half_precision_and_optimizer_state(self) -> None:
         """Autocast needs fp32 weights and inputs; FP16_Optimizer's own state has no counterpart."""
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Attribute) and (
-                    node.attr == "half" or _chain(node) in ("torch.half", "torch.float16")):
+                    node.attr == "half" or dotted_name(node) in ("torch.half", "torch.float16")):
                 raise Refused(f"tensors are made half precision on line {node.lineno}: autocast needs fp32 ones")
             if isinstance(node, ast.Attribute) and node.attr in _FP16_OPTIMIZER_STATE \
-                    and _chain(node.value) in self.optimizers:
+                    and dotted_name(node.value) in self.optimizers:
                 raise Refused(f"FP16_Optimizer's {node.attr} (line {node.lineno}) has no native counterpart")
 
     # amp.initialize -> the scaler ------------------------------------------------------------
@@ -408,7 +398,7 @@ class _Migration:
             raise Refused("amp.initialize takes more positional arguments than the model and optimizer")
         model, optimizer = _argument(call, 0, "models"), _argument(call, 1, "optimizers")
         # the names that stand for them from here on: amp.initialize returns the same objects
-        self.models, self.optimizers = {_chain(model)}, {_chain(optimizer)}
+        self.models, self.optimizers = {dotted_name(model)}, {dotted_name(optimizer)}
         if None in self.models | self.optimizers:
             raise Refused("amp.initialize is not given one model and one optimizer by name")
         keywords = {k.arg: k.value for k in call.keywords}
@@ -440,10 +430,10 @@ class _Migration:
         if isinstance(statement, ast.Assign):
             targets = statement.targets[0]
             elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
-            names = [_chain(e) for e in elements]
+            names = [dotted_name(e) for e in elements]
             if len(elements) != 2 or None in names:
                 raise Refused("amp.initialize's result is unpacked into something else than (model, optimizer)")
-            if names != [_chain(model), _chain(optimizer)]:
+            if names != [dotted_name(model), dotted_name(optimizer)]:
                 self.models.add(names[0])
                 self.optimizers.add(names[1])
                 kept.append(f"{self.source.segment(targets)} = "
@@ -579,7 +569,7 @@ class _Migration:
                 and isinstance(backward.func.value, ast.Name) and backward.func.value.id == scaled.id):
             raise Refused(f"the body of amp.scale_loss (line {finding.line}) does more than scaled_loss.backward()")
         loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
-        if loss is None or _chain(optimizer) not in self.optimizers:
+        if loss is None or dotted_name(optimizer) not in self.optimizers:
             raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
         for keyword in call.keywords:
             if keyword.arg in ("loss", "optimizers") or keyword.arg == "delay_unscale" and _literal(
@@ -693,7 +683,7 @@ class _Migration:
         """The model is read, or called through an attribute (`model.module(x)`)."""
         prefixes = tuple(name + "." for name in self.models)
         return bool(self.models & set(_chains(node))) or any(
-            isinstance(n, ast.Call) and (_chain(n.func) or "").startswith(prefixes) for n in ast.walk(node))
+            isinstance(n, ast.Call) and (dotted_name(n.func) or "").startswith(prefixes) for n in ast.walk(node))
 
     # optimizer.step() -> scaler.step(optimizer); scaler.update() ------------------------------
     def steps(self) -> None:
@@ -703,7 +693,7 @@ class _Migration:
         steps = []
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
-                    and _chain(node.func.value) in self.optimizers:
+                    and dotted_name(node.func.value) in self.optimizers:
                 statement = self.statement_of(node)
                 scope = self.scope_of(node)
                 if id(scope) not in scopes:
@@ -772,7 +762,7 @@ class _Migration:
     def master_params(self, finding) -> None:
         call = finding.site.call
         optimizer = _argument(call, 0, "optimizer")
-        if _chain(optimizer) is None or len(call.args) + len(call.keywords) != 1:
+        if dotted_name(optimizer) is None or len(call.args) + len(call.keywords) != 1:
             raise Refused(f"amp.master_params (line {finding.line}) is not given one optimizer by name")
         text = self.source.segment(optimizer)
         parameters = f'(p for group in {text}.param_groups for p in group["params"])'
