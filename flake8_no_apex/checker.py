@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -18,15 +18,12 @@ from .table import (
     Keyword,
     Modules,
     Parameter,
+    Finding,
     Rule,
     Site,
     Symbols,
     symbol_matches,
 )
-
-# The new torch AMP spellings: a try body using one of them makes its `except
-# ImportError` handler a compatibility fallback, not a finding.
-_NEW_TORCH_AMP = ("torch.amp", "torch.autocast", "torch.GradScaler")
 
 _ROOT_TO_LIBRARY = {root: lib for lib, roots in LIBRARY_ROOTS.items() for root in roots}
 
@@ -35,16 +32,6 @@ _ROOT_TO_LIBRARY = {root: lib for lib, roots in LIBRARY_ROOTS.items() for root i
 # and `module_available("apex.amp")` (which the unrelated PyPI package `apex` also satisfies).
 _DYNAMIC_IMPORTS = ("importlib.import_module", "importlib.util.find_spec")
 _AVAILABILITY_CHECKS = ("RequirementCache", "module_available")
-
-
-@dataclass(frozen=True)
-class Finding:
-    line: int
-    col: int  # 0-based, as flake8 expects from plugins
-    code: str
-    message: str  # starts with the code, as flake8 expects
-    rule: Rule
-    site: Site
 
 
 class RuleIndex:
@@ -60,6 +47,7 @@ class RuleIndex:
         self.argv: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
         self.attributes: Dict[str, List[Tuple[AttributeRead, Rule]]] = defaultdict(list)
         self.parameters: Dict[str, List[Tuple[Parameter, Rule]]] = defaultdict(list)
+        self.shim_spellings = tuple(sorted({s for rule in rules for s in rule.shim_spellings}))
         for rule in rules:
             for m in rule.match:
                 if isinstance(m, Symbols):
@@ -182,7 +170,8 @@ class Checker(ScopeVisitor):
         if (self.in_fallback and rule.shim_exempt) or not rule.applies(self.floors):
             return
         if rule.fixer is not None:
-            site = replace(site, torch=self.name_for("torch", position), shim=bool(self.in_dual_path))
+            names = {module: self.name_for(module, position) for module in rule.fix_modules}
+            site = replace(site, module_names=names, shim=bool(self.in_dual_path))
         finding = Finding(*position, rule.code, rule.message(site, self.floors), rule, site)
         if library is None:
             self._add(finding)
@@ -266,7 +255,7 @@ class Checker(ScopeVisitor):
                 names = [self.qualname(node) or ""]
             else:
                 continue
-            if any(n == new or n.startswith(new + ".") for n in names for new in _NEW_TORCH_AMP):
+            if any(n == new or n.startswith(new + ".") for n in names for new in self.index.shim_spellings):
                 return True
         return False
 

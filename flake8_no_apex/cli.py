@@ -2,31 +2,26 @@
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import shutil
 import sys
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import __version__, docs, prefilter, report
+from . import __version__, docs, report
 from .config import ConfigError, Settings, load
 from .edits import Source
+from .engine import PYTHON, AnalysisError, Document, Session, kind_of
 from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
-from .fixer import FixError, analyse, fix_text, is_shim, noqa_lines
-from .nonpython import (
-    YAML_SUFFIXES, YamlError, check_conda, check_dependencies, check_yaml, is_conda_environment, is_dependency_file,
-    is_trainer_group, looks_like_lightning_config,
-)
+from .fixer import FixError, is_shim
 from .baseline import new_findings, read_baseline, write_baseline
 from .noqa import add_noqa
 from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
-from .targets import TargetError, Targets, detect, parse_option
+from .targets import TargetError, parse_option
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -56,82 +51,22 @@ def settings_of(args: argparse.Namespace) -> Settings:
     return settings
 
 
-def targets_for(settings: Settings, path: Path) -> Targets:
-    return parse_option(settings.targets) or detect(str(path))
-
-
 # --- check -----------------------------------------------------------------------------------
-def _located(source: Source, finding, path: str, plan) -> report.Reported:
-    """A finding with character columns (flake8's are UTF-8 bytes), its end and its fix."""
-    node = finding.site.node
-    line, column = source.position(source.offset(finding.line, finding.col))
-    end_line, end_column = line, column
-    if getattr(node, "end_lineno", None) is not None:
-        end_line, end_column = source.position(source.offset(node.end_lineno, node.end_col_offset))
-    edits = []
-    if plan is not None:
-        for edit in plan.edits:
-            (first_line, first_column), (last_line, last_column) = map(source.position, (edit.start, edit.end))
-            edits.append({"start": {"line": first_line, "column": first_column},
-                          "end": {"line": last_line, "column": last_column}, "content": edit.text})
-    grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
-    return report.Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
-                           source.line(line).rstrip("\r\n"))
-
-
-@contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """What parsing one file can raise, as that file's one line."""
-    try:
-        yield
-    except SyntaxError as error:
-        raise InputError(f"{path}:{error.lineno or 1}:{error.offset or 1}: cannot parse: {error.msg}") from None
-    except YamlError as error:
-        raise InputError(f"{path}: {error}") from None
-    except (RecursionError, MemoryError):
-        raise InputError(f"{path}: cannot analyse: nested too deeply for Python's recursion limit") from None
-
-
-def check_file(candidate: Candidate, settings: Settings) -> List[report.Reported]:
+def check_file(candidate: Candidate, session: Session) -> List[report.Reported]:
     """Findings of one file, of any kind; raises InputError. A Python file without a word of
     any rule is not parsed, unless it was named on the command line."""
-    path = candidate.path
-    decoded = read(path, candidate.stdin)
-    selected = settings.selector(path)
-    if path.name.endswith(".py"):
-        if not prefilter.default().may_match(decoded.text):
-            if candidate.named:
-                with _reading(path):
-                    compile(decoded.text, str(path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-            return []
-        floors = targets_for(settings, path).floors
-        with _reading(path):
-            source, planned = analyse(decoded.text, floors, selected)
-        located = [_located(source, finding, str(path), plan) for finding, plan in planned]
-        return located + (_plain(path, decoded, check_dependencies(path.name, decoded.text, floors), selected)
-                          if path.name == "setup.py" else [])
-    floors = targets_for(settings, path).floors
-    if path.name.endswith(YAML_SUFFIXES):
-        with _reading(path):
-            group = is_trainer_group(path)
-            lightning = group or looks_like_lightning_config(decoded.text)
-            found = check_yaml(decoded.text, floors, group) if lightning else []
-            if is_conda_environment(path.name, decoded.text):
-                found += check_conda(decoded.text, floors)
-    else:
-        found = check_dependencies(path.name, decoded.text, floors)
-    return _plain(path, decoded, found, selected)
+    decoded = read(candidate.path, candidate.stdin)
+    try:
+        analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named))
+    except AnalysisError as error:
+        raise InputError(_located_error(candidate.path, error)) from None
+    return report.located(analysis, str(candidate.path))
 
 
-def _plain(path: Path, decoded, found, selected) -> List[report.Reported]:
-    """Findings without a fix, of a file that is no Python module (or of setup.py's requirements)."""
-    source = Source(decoded.text)
-    noqa = noqa_lines(source)
-    return [
-        report.Reported(str(path), f.line, f.col + 1, f.line, f.col + 1, f.code, f.message, f.rule.fix.grade.value,
-                        source_line=source.line(f.line).rstrip("\r\n"))
-        for f in found if selected(f.code) and not noqa(f.line, f.code)
-    ]
+def _located_error(path: Path, error: AnalysisError) -> str:
+    if str(error).startswith("cannot parse") and kind_of(path.name) == PYTHON:
+        return f"{path}:{error.line}:{error.column}: {error}"
+    return f"{path}: {error}"
 
 
 def _internal_error(path: Path, action: str, error: BaseException) -> str:
@@ -139,11 +74,18 @@ def _internal_error(path: Path, action: str, error: BaseException) -> str:
     return f"{path}: {action}, internal error ({type(error).__name__}: {error}); please report it"
 
 
-def _check_one(job: Tuple[Candidate, Settings]) -> Tuple[List[report.Reported], Optional[str]]:
-    candidate, settings = job
+_WORKER: Optional[Session] = None  # a worker process's session, made once by `_start_worker`
+
+
+def _start_worker(settings: Settings) -> None:
+    global _WORKER
+    _WORKER = Session(settings)
+
+
+def _check_one(candidate: Candidate, session: Optional[Session] = None) -> Tuple[List[report.Reported], Optional[str]]:
     path = candidate.path
     try:
-        return check_file(candidate, settings), None
+        return check_file(candidate, session or _WORKER), None
     except InputError as error:
         return [], str(error)
     except (KeyboardInterrupt, SystemExit):
@@ -193,19 +135,18 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                                   other_files=True, stdin_name=args.stdin_filename)
     if not candidates and not errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
-    paths = [candidate.path for candidate in candidates]
-    jobs = [(candidate, settings) for candidate in candidates]
-    if args.jobs > 1 and len(jobs) > 1 and not any(candidate.stdin for candidate in candidates):
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            outcomes = list(pool.map(_check_one, jobs, chunksize=8))
+    session = Session(settings)
+    if args.jobs > 1 and len(candidates) > 1 and not any(candidate.stdin for candidate in candidates):
+        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_start_worker, initargs=(settings,)) as pool:
+            outcomes = list(pool.map(_check_one, candidates, chunksize=8))
     else:
-        outcomes = [_check_one(job) for job in jobs]
+        outcomes = [_check_one(candidate, session) for candidate in candidates]
     items = [item for found, _ in outcomes for item in found]
     errors += [error for _, error in outcomes if error]
     for error in errors:
         print(f"flake8-no-apex: {error}", file=err)
     if args.show_targets:
-        for root in sorted({targets_for(settings, path).describe() for path in paths}):
+        for root in sorted({session.targets(candidate.path).describe() for candidate in candidates}):
             print(f"targets: {root}", file=err)
     if args.add_noqa:
         return _add_noqa(items, candidates, args, err) if not errors else 2
@@ -289,17 +230,18 @@ class Summary:
     fixed: Dict[str, Counter] = field(default_factory=dict)  # path -> codes of the findings fixed
 
 
-def fix_file(path: Path, args: argparse.Namespace, settings: Settings, summary: Summary, out, report_to,
-             roots: Sequence[Path] = (), stdin: bool = False) -> None:
+def fix_file(candidate: Candidate, args: argparse.Namespace, session: Session, summary: Summary, out, report_to,
+             roots: Sequence[Path] = ()) -> None:
     """Fix one file; from standard input, the fixed text goes to `out` (all of it, changed or not)."""
+    path, stdin = candidate.path, candidate.stdin
     decoded = read(path, stdin)
-    targets = targets_for(settings, path)
     try:
-        with _reading(path):
-            result = fix_text(decoded.text, targets.floors, settings.selector(path), unsafe=args.unsafe_fixes)
+        result = session.fix(Document(path, decoded.text, named=candidate.named), unsafe=args.unsafe_fixes)
+    except AnalysisError as error:
+        raise InputError(_located_error(path, error)) from None
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
-    spelled = spell(targets.floors)
+    spelled = spell(session.targets(path).floors)
     on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None
     for finding in result.remaining:
         shim = " (in a compatibility shim: left as it is)" if is_shim(finding) else ""
@@ -332,7 +274,11 @@ def _positions_on_disk(text: str, result) -> Callable:
     fixed, original = Source(result.text), Source(text)
 
     def position(finding) -> Tuple[int, int]:
-        return original.position(result.original_offset(fixed.offset(finding.line, finding.col)))
+        if finding.site.node is None:  # YAML and dependency files: character columns
+            offset = fixed.offset(finding.line, 0) + finding.col
+        else:
+            offset = fixed.offset(finding.line, finding.col)
+        return original.position(result.original_offset(offset))
 
     return position
 
@@ -351,22 +297,19 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
     names = args.paths or ["."]
-    candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude],
+    candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude], other_files=True,
                                           stdin_name=args.stdin_filename)
     if not candidates and not summary.errors:
-        print("flake8-no-apex: no Python files found", file=err)
+        print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
+    session = Session(settings)
     for error in summary.errors:
         print(f"flake8-no-apex: {error}", file=err)
     roots = [Path(os.path.realpath(name)) for name in names]
     with terminated_cleanly():
         for candidate in candidates:
             path = candidate.path
-            if path.name.endswith(YAML_SUFFIXES) or is_dependency_file(path.name):
-                print(f"flake8-no-apex: {path}: skipped: fix rewrites Python modules; what `check` reports in "
-                      "YAML and dependency files is changed by hand", file=err)
-                continue
             try:
-                fix_file(path, args, settings, summary, out, report_to, roots, candidate.stdin)
+                fix_file(candidate, args, session, summary, out, report_to, roots)
             except InputError as error:
                 summary.errors.append(str(error))
                 print(f"flake8-no-apex: {error}", file=err)

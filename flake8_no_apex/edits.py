@@ -12,46 +12,14 @@ import bisect
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from ast_grep_py import SgNode, SgRoot
 
-from .resolve import chain_root
-from .table import Grade, Site
+from .table import TextEdit
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
-
-
-@dataclass(frozen=True, order=True)
-class TextEdit:
-    start: int  # character offsets into the source
-    end: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Plan:
-    """The edits that fix one finding (or several, all or nothing)."""
-
-    edits: Tuple[TextEdit, ...]
-    grade: Grade
-    imports: FrozenSet[str] = frozenset()  # modules the edits name and that must be imported
-    releases: FrozenSet[str] = frozenset()  # imported names whose uses the edits rewrite
-    note: str = ""  # what the user must know about the rewrite (how numerics change, ...)
-
-
-def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = (),
-         note: str = "") -> Plan:
-    return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases), note)
-
-
-def torch_plan(site: Site, edits: Iterable[TextEdit], grade: Grade) -> Plan:
-    """A plan whose new code names torch (through `site.torch`, or `import torch` when no
-    name binds it there) and whose rewrite may leave the reference's import unused."""
-    root = chain_root(site.node)
-    releases = [root.id] if getattr(site.binding, "statement", None) is not None else []
-    return plan(edits, grade, imports=[] if site.torch else ["torch"], releases=releases)
 
 
 @dataclass

@@ -4,6 +4,7 @@ Every problem with one path is that path's error, said in one line; the other pa
 """
 from __future__ import annotations
 
+import codecs
 import difflib
 import fnmatch
 import io
@@ -19,7 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from .nonpython import YAML_SUFFIXES, is_dependency_file
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def is_dependency_file(name: str) -> bool:
+    return name in ("pyproject.toml", "setup.cfg") or (
+        name.endswith(".txt") and name.startswith(("requirements", "constraints"))
+    )
+
+
+class MalformedFile(ValueError):
+    """A YAML or TOML file that does not parse (or is too large to read): reported as that
+    file's error, never skipped in silence."""
 
 
 class InputError(Exception):
@@ -109,8 +121,9 @@ def read(path: Path, stdin: bool = False) -> Decoded:
     try:
         raw = sys.stdin.buffer.read() if stdin else path.read_bytes()
         seen = None if stdin else os.stat(path)
-        if not path.name.endswith(".py"):
-            return Decoded(raw, raw.decode("utf-8-sig"), "utf-8-sig", seen)
+        if not path.name.endswith(".py"):  # UTF-8, its BOM kept if it has one
+            encoding = "utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8"
+            return Decoded(raw, raw.decode(encoding), encoding, seen)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         return Decoded(raw, raw.decode(encoding), encoding, seen)  # newlines kept as they are
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:

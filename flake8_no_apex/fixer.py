@@ -21,12 +21,11 @@ from typing import Callable, Dict, List, Optional, Set, Tuple
 from flake8.defaults import NOQA_INLINE_REGEXP
 from flake8.utils import parse_comma_separated_list
 
-from .checker import Checker, Finding
-from .edits import (Plan, Source, TextEdit, import_position, plan, remove_element, remove_statement, replace,
-                    sorted_import_position)
+from .checker import Checker, RuleIndex
+from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
 from .resolve import dotted_name
 from .spellings import spell
-from .table import Floors, Grade
+from .table import Finding, Floors, Grade, Plan, TextEdit, plan
 
 _MAX_ROUNDS = 10
 
@@ -349,26 +348,29 @@ def _insert(edits: List[TextEdit], at: int, text: str) -> List[TextEdit]:
 
 
 @dataclass
-class _Round:
-    """One analysis of the current text."""
+class Round:
+    """One analysis of a module's text: its findings (selected, not suppressed by `# noqa`
+    unless flake8 does that itself) and, on demand, the plan that would fix each."""
 
     source: Source
     tree: ast.Module
     checker: Checker
     findings: List[Finding]
     noqa: Callable[[int, str], bool]
+    floors: Floors
 
     @classmethod
-    def of(cls, text: str, floors: Floors, selected: Callable[[str], bool]) -> "_Round":
+    def of(cls, text: str, floors: Floors, selected: Callable[[str], bool] = lambda code: True,
+           index: Optional[RuleIndex] = None, honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> "Round":
         source = Source(text)
-        tree = ast.parse(text)
-        source.know_fstrings(tree)
-        checker = Checker(floors=floors, lines=source.lines)
-        noqa = noqa_lines(source)
+        tree = ast.parse(text) if tree is None else tree
+        checker = Checker(index, floors=floors, lines=source.lines)
+        noqa = noqa_lines(source) if honour_noqa else _never
         findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
-        return cls(source, tree, checker, findings, noqa)
+        return cls(source, tree, checker, findings, noqa, dict(floors))
 
-    def context(self, floors: Floors) -> FixContext:
+    def context(self) -> FixContext:
+        self.source.know_fstrings(self.tree)
         decorators = {id(d) for n in ast.walk(self.tree) for d in getattr(n, "decorator_list", ())}
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         uncalled = {
@@ -376,28 +378,27 @@ class _Round:
             if not isinstance(f.site.node, (ast.alias, ast.ImportFrom)) and id(f.site.node) not in decorators
             and (f.site.call is None or f.site.call.func is not f.site.node)
         }
-        return FixContext(self.source, self.tree, floors, spell(floors), decorators, self.noqa, bindings,
+        return FixContext(self.source, self.tree, self.floors, spell(self.floors), decorators, self.noqa, bindings,
                           self.checker.calls, uncalled, self.findings)
 
+    def plans(self) -> List[Optional[Plan]]:
+        """The plan that would fix each finding (including the import it needs), as `check
+        --output-format json` reports them. Nothing is applied."""
+        ctx = self.context()
+        planned: List[Optional[Plan]] = []
+        for finding in self.findings:
+            fixed = _plan(ctx, finding)
+            if fixed is not None and fixed.imports:
+                edits = _with_imports(ctx, self.checker, list(fixed.edits), set(fixed.imports))
+                fixed = replace_fields(fixed, edits=tuple(edits))
+            if fixed is not None:
+                fixed = replace_fields(fixed, edits=tuple(self.source.requote(e) for e in fixed.edits))
+            planned.append(fixed)
+        return planned
 
-def analyse(
-    text: str, floors: Optional[Floors] = None, selected: Callable[[str], bool] = lambda code: True
-) -> Tuple[Source, List[Tuple[Finding, Optional[Plan]]]]:
-    """The findings of a module, each with the plan that would fix it (including the import
-    it needs), as `check --format json` reports them. Nothing is applied."""
-    floors = dict(floors or {})
-    now = _Round.of(text, floors, selected)
-    ctx = now.context(floors)
-    planned = []
-    for finding in now.findings:
-        fixed = _plan(ctx, finding)
-        if fixed is not None and fixed.imports:
-            edits = _with_imports(ctx, now.checker, list(fixed.edits), set(fixed.imports))
-            fixed = replace_fields(fixed, edits=tuple(edits))
-        if fixed is not None:
-            fixed = replace_fields(fixed, edits=tuple(now.source.requote(e) for e in fixed.edits))
-        planned.append((finding, fixed))
-    return now.source, planned
+
+def _never(line: int, code: str) -> bool:
+    return False
 
 
 def fix_text(
@@ -405,17 +406,18 @@ def fix_text(
     floors: Optional[Floors] = None,
     selected: Callable[[str], bool] = lambda code: True,
     unsafe: bool = False,
+    index: Optional[RuleIndex] = None,
 ) -> FixResult:
     """Fix every selected finding whose grade allows it; raise FixError if a round's
-    result would not parse."""
+    result would not compile, or if the fixes have not settled after the last round."""
     floors = dict(floors or {})
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
     result = FixResult(text)
     released: Set[str] = set()
     used_before: Optional[Set[ImportKey]] = None
-    for _ in range(_MAX_ROUNDS):
-        now = _Round.of(result.text, floors, selected)
-        ctx = now.context(floors)
+    for rounds in range(_MAX_ROUNDS + 1):
+        now = Round.of(result.text, floors, selected, index)
+        ctx = now.context()
         if used_before is None:
             used_before = used_imports(now.checker)
         by_plan: Dict[Plan, List[Finding]] = {}
@@ -432,6 +434,10 @@ def fix_text(
         if not edits:
             result.notes += [(line, text) for text, line in ctx.explanations.items()]
             break
+        if rounds == _MAX_ROUNDS:  # fixes that undo or redo each other: a bug, said as one
+            codes = sorted({f.code for _, found in chosen for f in found}) or ["the import cleanup"]
+            raise FixError(f"the fixes of {', '.join(codes)} still changed the code after {_MAX_ROUNDS} rounds; "
+                           "please report it")
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
         edits = [now.source.requote(e) for e in edits]
         new_text = now.source.apply(edits)
@@ -447,7 +453,7 @@ def fix_text(
                 result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
         result.rounds.append(sorted(edits))
-    result.remaining = _Round.of(result.text, floors, selected).findings
+    result.remaining = Round.of(result.text, floors, selected, index).findings
     result.shims = sum(1 for f in result.remaining if is_shim(f))
     return result
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+from pathlib import Path
 from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
-from .checker import check_tree
-from . import prefilter
+from .engine import PYTHON, Document, Session
 from .rules import DEFAULT_OFF
-from .targets import TargetError, Targets, detect, parse_option
+from .targets import TargetError, Targets, parse_option
 
 
 def _target_versions(text: str) -> Optional[Targets]:
@@ -23,7 +23,7 @@ def _target_versions(text: str) -> Optional[Targets]:
 class Plugin:
     name = "flake8-no-apex"
     version = __version__
-    targets: Optional[Targets] = None  # explicit --apex-target-versions; None: detect per file
+    session = Session()  # flake8 selects codes and honours noqa itself; targets detected per file
 
     def __init__(self, tree: ast.AST, lines: List[str], filename: str):
         self.tree = tree
@@ -47,11 +47,9 @@ class Plugin:
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        cls.targets = options.apex_target_versions
+        cls.session = Session(targets=options.apex_target_versions)
 
     def run(self) -> Iterator[Tuple[int, int, str, Type["Plugin"]]]:
-        if not prefilter.default().may_match("".join(self.lines)):
-            return
-        targets = self.targets or detect(self.filename)
-        for finding in check_tree(self.tree, floors=targets.floors, lines=self.lines):
+        document = Document(Path(self.filename), "".join(self.lines), tree=self.tree, kind=PYTHON)
+        for finding in self.session.analyse(document).findings:
             yield finding.line, finding.col, finding.message, type(self)

@@ -9,11 +9,14 @@ import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from itertools import groupby
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional
 from urllib.parse import quote
 
 from . import __version__
 from .rules import RULES
+
+if TYPE_CHECKING:
+    from .engine import Analysis
 
 DOCS = "README.md"  # every code has an anchor there: README.md#apx201
 
@@ -37,15 +40,33 @@ class Reported:
     fix_grade: str  # of the available fix, else the rule's
     edits: List[Dict[str, object]] = field(default_factory=list)  # the available fix's edits
     source_line: str = field(default="", compare=False)  # the text of `line`, for --output-format full
+    level: str = field(default="warning", compare=False)  # SARIF's, from the rule's timeline (Timeline.level)
 
-    @property
-    def level(self) -> str:
-        """SARIF level: what is gone is an error, what is going a warning, the rest a note."""
-        if " was removed in " in self.message:
-            return "error"
-        if " is maintained" in self.message:
-            return "note"
-        return "warning"
+
+def located(analysis: "Analysis", path: str) -> List[Reported]:
+    """An analysis's findings with character columns (flake8's are UTF-8 bytes), their ends,
+    their fixes and their levels."""
+    source = analysis.source
+    found = []
+    for finding, plan in zip(analysis.findings, analysis.plans):
+        node = finding.site.node
+        if node is None:  # YAML and dependency files count characters already
+            line, column = finding.line, finding.col + 1
+        else:
+            line, column = source.position(source.offset(finding.line, finding.col))
+        end_line, end_column = line, column
+        if getattr(node, "end_lineno", None) is not None:
+            end_line, end_column = source.position(source.offset(node.end_lineno, node.end_col_offset))
+        edits = []
+        for edit in plan.edits if plan is not None else ():
+            (first_line, first_column), (last_line, last_column) = map(source.position, (edit.start, edit.end))
+            edits.append({"start": {"line": first_line, "column": first_column},
+                          "end": {"line": last_line, "column": last_column}, "content": edit.text})
+        grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
+        timeline = finding.rule.timeline
+        found.append(Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
+                              source.line(line).rstrip("\r\n"), timeline.level(analysis.floors.get(timeline.library))))
+    return found
 
 
 def fixable(r: Reported) -> bool:

@@ -1,4 +1,5 @@
-"""The vocabulary of the rule table: timelines, fix grades, matchers and rules.
+"""The vocabulary of the rule table: timelines, fix grades, matchers, rules, and what a rule
+produces (findings, edits, plans).
 
 A rule is data. Its matchers say *what* to look for in terms the checker understands
 (qualified names, keyword arguments, attribute reads, parameters); the checker owns *how*
@@ -8,12 +9,16 @@ from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Tuple, Union
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Mapping, Optional, Tuple, Union
 
 from packaging.version import Version
 
 from .spellings import pick, spell
+
+if TYPE_CHECKING:
+    from .fixer import FixContext
+    from .resolve import Binding
 
 LIBRARY_NAMES = {
     "apex": "NVIDIA apex",
@@ -31,6 +36,9 @@ LIBRARY_ROOTS = {
     "torch": ("torch",),
     "transformers": ("transformers",),
 }
+# Libraries whose releases carry no version a project could declare a floor of (apex is
+# installed from a git checkout): its rules apply whatever the targets say.
+UNVERSIONED = ("apex",)
 
 
 # How the newest release treats a usage that is not removed: what `deprecated_in` started.
@@ -68,6 +76,20 @@ class Timeline:
         if self.replacement_since:
             return f"is maintained, but has a native equivalent since {name} {short_version(self.replacement_since)}"
         return "is maintained and has no native equivalent"
+
+    @property
+    def gated(self) -> bool:
+        """Whether the version targets decide if the usage is reported (see `Rule.applies`)."""
+        return self.library not in UNVERSIONED
+
+    def level(self, floor: Optional[Version] = None) -> str:
+        """SARIF's level, as `phrase` words it: what is gone is an error, what is going a
+        warning, what is maintained a note."""
+        if self.removed_in and (floor is None or floor >= Version(self.removed_in)):
+            return "error"
+        if self.deprecated_in or self.removed_in:
+            return "warning"
+        return "note"
 
 
 def short_version(version: str) -> str:
@@ -198,8 +220,10 @@ class Site:
     value: object = None  # the literal value of a matched keyword, if any
     value_node: Optional[ast.AST] = None  # the expression of a matched keyword or dict key
     statement: Optional[ast.stmt] = None  # the import, for a finding at an import
-    binding: object = None  # the resolver's Binding of the import or of the reference's root
-    torch: Optional[str] = None  # the name of the torch module here ('' if free to import)
+    binding: Optional["Binding"] = None  # the resolver's Binding of the import or of the reference's root
+    # each module in the rule's `fix_modules` -> the name that reaches it here ('' if free to
+    # import, None if that name means something else): what the fixer may write
+    module_names: Mapping[str, Optional[str]] = field(default_factory=dict)
     shim: bool = False  # in the old-release half of code that also has the new spelling: not fixed
 
 
@@ -239,20 +263,30 @@ class Rule:
     after: str
     invalid: Tuple[str, ...] = ()  # more snippets that must report this code
     valid: Tuple[str, ...] = ()  # snippets that must not report it
-    fixer: Optional[Callable] = None  # (FixContext, Finding) -> Optional[edits.Plan]
+    fixer: Optional["Fixer"] = None
     recipe: str = ""  # for findings a person must migrate: a template using the spellings
     language: str = "python"  # what the examples are written in ("requirements" for dependency rules)
     default_off: bool = False  # in flake8's extended default ignore
     shim_exempt: bool = False  # not reported in an `except ImportError` fallback
     fixes_probes: bool = False  # its fixer rewrites names bound in `try: import ... except ImportError: x = None`
+    fix_modules: Tuple[str, ...] = ()  # modules its fixer's code names: resolved at each finding (Site.module_names)
+    # qualified names (and their prefixes) of the new spelling: a block using one is the new half
+    # of a compatibility shim, whose `except ImportError`/`else` half is a fallback (see shim_exempt)
+    shim_spellings: Tuple[str, ...] = ()
 
     def applies(self, floors: Floors) -> bool:
         """Whether a project supporting releases from `floors` on can act on the finding:
         its replacement exists in them (or, for a deletion, the usage is deprecated there).
-        Unknown floors count as the newest release; apex has no versions to gate on."""
+        Unknown floors count as the newest release; an unversioned library is never gated."""
         floor = floors.get(self.timeline.library)
         threshold = self.timeline.replacement_since or self.timeline.deprecated_in
-        return self.timeline.library == "apex" or floor is None or threshold is None or floor >= Version(threshold)
+        return not self.timeline.gated or floor is None or threshold is None or floor >= Version(threshold)
+
+    def finding(self, site: Site, line: int, col: int, floors: Floors) -> Optional["Finding"]:
+        """The finding at (line, col), or None when the targets say it cannot be acted on yet."""
+        if not self.applies(floors):
+            return None
+        return Finding(line, col, self.code, self.message(site, floors), self, site)
 
     def message(self, site: Site, floors: Optional[Floors] = None) -> str:
         floors = floors or {}
@@ -272,3 +306,40 @@ class Rule:
 def render_literal(value: object) -> str:
     """A literal as code, with the double quotes most style guides use."""
     return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+# --- what rules produce -------------------------------------------------------------------
+@dataclass(frozen=True)
+class Finding:
+    line: int
+    col: int  # 0-based, as flake8 expects from plugins
+    code: str
+    message: str  # starts with the code, as flake8 expects
+    rule: Rule
+    site: Site
+
+
+@dataclass(frozen=True, order=True)
+class TextEdit:
+    start: int  # character offsets into the source
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The edits that fix one finding (or several, all or nothing)."""
+
+    edits: Tuple[TextEdit, ...]
+    grade: Grade
+    imports: FrozenSet[str] = frozenset()  # modules the edits name and that must be imported
+    releases: FrozenSet[str] = frozenset()  # imported names whose uses the edits rewrite
+    note: str = ""  # what the user must know about the rewrite (how numerics change, ...)
+
+
+def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = (),
+         note: str = "") -> Plan:
+    return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases), note)
+
+
+Fixer = Callable[["FixContext", Finding], Optional[Plan]]  # a rule's fix: a plan, or None to leave it to a person

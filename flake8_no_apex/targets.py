@@ -256,16 +256,30 @@ def project_root(start: Path) -> Optional[Path]:
     return None
 
 
-_CACHE: Dict[Path, Targets] = {}
+class Detector:
+    """The targets of each checked file, read once per project root. Every directory's root
+    (or that it has none) is remembered, so a tree costs one upward walk per directory; a long-
+    lived front end (the language server) calls `forget` when project metadata changes."""
 
+    def __init__(self) -> None:
+        self._roots: Dict[Path, Optional[Path]] = {}
+        self._targets: Dict[Path, Targets] = {}
 
-def detect(filename: str) -> Targets:
-    """The targets for a checked file, read once per project root."""
-    root = project_root(Path(filename).resolve().parent)
-    if root is None:
-        return Targets({})
-    if root not in _CACHE:
-        targets = floors_of(declarations(root))
-        _CACHE[root] = Targets(targets.floors, tuple(str(root / s) for s in targets.sources))
-        LOG.info("flake8-no-apex: targets for %s: %s", root, _CACHE[root].describe())
-    return _CACHE[root]
+    def __call__(self, filename: str) -> Targets:
+        root = self._root(Path(filename).resolve().parent)
+        if root is None:
+            return Targets({})
+        if root not in self._targets:
+            targets = floors_of(declarations(root))
+            self._targets[root] = Targets(targets.floors, tuple(str(root / s) for s in targets.sources))
+            LOG.info("flake8-no-apex: targets for %s: %s", root, self._targets[root].describe())
+        return self._targets[root]
+
+    def _root(self, directory: Path) -> Optional[Path]:
+        if directory not in self._roots:
+            self._roots[directory] = project_root(directory)
+        return self._roots[directory]
+
+    def forget(self) -> None:
+        self._roots.clear()
+        self._targets.clear()

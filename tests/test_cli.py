@@ -399,11 +399,29 @@ def test_original_offsets_go_back_through_every_round():
         assert result.original_offset(result.text.index(marker)) == before.index(marker)
 
 
-def test_fix_skips_dependency_and_yaml_files_with_a_clear_word(tmp_path):
-    (tmp_path / "requirements.txt").write_text("apex @ git+https://github.com/NVIDIA/apex\n")
+def test_fix_drops_an_apex_pin_as_an_unsafe_fix_and_reports_yaml_findings(tmp_path):
+    pinned = "torch>=2.4\napex @ git+https://github.com/NVIDIA/apex  # fused kernels\nnumpy\n"
+    (tmp_path / "requirements.txt").write_text(pinned)
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = [\n  "torch",\n  "apex",\n]\n'
+                                             '[project.optional-dependencies]\nfast = ["torch", "apex"]\n')
     (tmp_path / "config.yaml").write_text("trainer:\n  amp_backend: apex\n")
-    result = run(tmp_path, "fix", "requirements.txt", "config.yaml")
-    assert result.returncode == 0 and "cannot parse" not in result.stderr
-    assert "requirements.txt: skipped: fix rewrites Python modules" in result.stderr
-    assert "config.yaml: skipped" in result.stderr
-    assert (tmp_path / "requirements.txt").read_text() == "apex @ git+https://github.com/NVIDIA/apex\n"
+    result = run(tmp_path, "fix", "requirements.txt", "pyproject.toml", "config.yaml")
+    assert result.returncode == 1 and "cannot parse" not in result.stderr
+    assert "2 fixable with --unsafe-fixes" in result.stdout + result.stderr
+    assert (tmp_path / "requirements.txt").read_text() == pinned  # the safe run leaves the pin
+    result = run(tmp_path, "fix", "--unsafe-fixes", "requirements.txt", "pyproject.toml", "config.yaml")
+    assert (tmp_path / "requirements.txt").read_text() == "torch>=2.4\nnumpy\n"
+    # the array item on its own line goes; the one sharing its line with another is left to a person
+    assert (tmp_path / "pyproject.toml").read_text() == ('[project]\nname = "p"\ndependencies = [\n  "torch",\n]\n'
+                                                         '[project.optional-dependencies]\nfast = ["torch", "apex"]\n')
+    assert "pyproject.toml:7:18: APX109" in result.stdout and "config.yaml:2:3: APX" in result.stdout
+    assert (tmp_path / "config.yaml").read_text() == "trainer:\n  amp_backend: apex\n"
+
+
+def test_a_conda_pin_goes_only_when_its_list_keeps_another_item(tmp_path):
+    (tmp_path / "environment.yml").write_text("name: e\ndependencies:\n  - python=3.11\n  - nvidia-apex\n  - pip:\n"
+                                              "    - apex\n")
+    run(tmp_path, "fix", "--unsafe-fixes", "environment.yml")
+    # the pip list would be emptied (and read as null): that item stays
+    fixed = (tmp_path / "environment.yml").read_text()
+    assert fixed == "name: e\ndependencies:\n  - python=3.11\n  - pip:\n    - apex\n"

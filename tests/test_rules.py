@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import pytest
 
 from flake8_no_apex.rules import CODES, RULES
 from flake8_no_apex.table import LIBRARY_NAMES, Grade
-from flake8_no_apex.nonpython import check_dependencies
+from flake8_no_apex.dependency_files import check_dependencies
 from helpers import codes, messages
 
 
@@ -75,13 +76,18 @@ def test_rules_of_a_code_share_its_default():
         assert len({rule.default_off for rule in RULES if rule.code == code}) == 1
 
 
-FIXABLE = [rule for rule in RULES if rule.fixer is not None]
+FIXABLE = [rule for rule in RULES if rule.fixer is not None or rule.language != "python"]
+EXAMPLE_FILE = {"python": "example.py", "requirements": "requirements.txt"}
 
 
 @pytest.mark.parametrize("rule", FIXABLE, ids=[f"{rule.code}-{rule.title}" for rule in FIXABLE])
 def test_the_documented_after_is_exactly_what_fix_writes(rule):
     """The examples are the docs and the tests (Fixit's way): `fix` (with --unsafe-fixes for an
-    unsafe rule) turns the `before` into the `after`, character for character."""
-    from flake8_no_apex.fixer import fix_text
+    unsafe rule) turns the `before` into the `after`, character for character, in a file of
+    the example's language."""
+    from flake8_no_apex.config import Settings
+    from flake8_no_apex.engine import Document, Session
 
-    assert fix_text(rule.before, unsafe=rule.fix.grade is not Grade.SAFE).text == rule.after
+    document = Document(Path(EXAMPLE_FILE[rule.language]), rule.before)
+    session = Session(Settings(select=["APX", rule.code]))  # an opt-in code too
+    assert session.fix(document, unsafe=rule.fix.grade is not Grade.SAFE).text == rule.after

@@ -13,7 +13,7 @@ from packaging.version import Version
 from flake8_no_apex import targets
 from flake8_no_apex.checker import check_tree
 from flake8_no_apex.rules import PYTHON_RULES
-from flake8_no_apex.targets import MetadataWarning, TargetError, detect, lower_bound, parse_option
+from flake8_no_apex.targets import Detector, MetadataWarning, TargetError, lower_bound, parse_option
 from helpers import messages
 
 V = Version
@@ -148,9 +148,14 @@ def test_root_is_the_nearest_directory_with_metadata(tmp_path):
     write(tmp_path, "pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
     source = write(tmp_path, "src/pkg/deep/train.py", "")
     assert targets.project_root(source.parent) == tmp_path
+    detect = Detector()
     found = detect(str(source))
     assert found.floors == {"torch": V("2.1")} and found.sources == (str(tmp_path / "pyproject.toml"),)
     assert detect(str(source)) is found  # read once per root
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["torch>=2.3"]\n')
+    assert detect(str(source)) is found
+    detect.forget()  # what a long-lived front end does when the metadata changes
+    assert detect(str(source)).floors == {"torch": V("2.3")}
 
 
 def test_search_stops_at_the_repository_root(tmp_path):
@@ -158,7 +163,7 @@ def test_search_stops_at_the_repository_root(tmp_path):
     (tmp_path / "repo" / ".git").mkdir(parents=True)
     source = write(tmp_path, "repo/train.py", "")
     assert targets.project_root(source.parent) is None
-    assert detect(str(source)).floors == {}
+    assert Detector()(str(source)).floors == {}
 
 
 # --- what the floors change ---------------------------------------------------------------------

@@ -11,8 +11,9 @@ from typing import Dict, Optional, Tuple
 
 from typing import List
 
-from ..edits import Plan, TextEdit, remove_element, replace, torch_plan
-from ..table import Dependency, Fix, Grade, Modules, Rule, Site, Symbols, Timeline
+from ..edits import remove_element, replace
+from ..table import Dependency, Fix, Grade, Modules, Plan, Rule, Site, Symbols, TextEdit, Timeline
+from ._torch import TORCH, torch_name, torch_plan
 from .apex_amp import migrate_amp
 
 _NATIVE_AMP = "{autocast} and {grad_scaler}"  # spelled for the project's torch (spellings.py)
@@ -129,7 +130,7 @@ def fix_native_call(ctx, finding) -> Optional[Plan]:
     site = finding.site
     call = site.call if site.call is not None and site.call.func is site.node else None
     name = site.name.rsplit(".", 1)[-1]
-    if call is None or site.torch is None or name not in NATIVE_CALLS:
+    if call is None or torch_name(site) is None or name not in NATIVE_CALLS:
         return None
     native = NATIVE_CALLS[name]
     if name == "FusedAdam":  # AdamW unless adam_w_mode=False, which must then be a literal
@@ -138,7 +139,7 @@ def fix_native_call(ctx, finding) -> Optional[Plan]:
             return None
         if mode is not None and mode.value is False:
             native = NativeCall("optim.Adam", 2, native.dropped, native.refused, {"fused": "True"})
-    edits = native.edits(ctx, call, site.node, site.torch or "torch")
+    edits = native.edits(ctx, call, site.node, torch_name(site) or "torch")
     return torch_plan(site, edits, Grade.UNSAFE) if edits else None
 
 
@@ -214,7 +215,8 @@ RULES = [
         timeline=Timeline("apex", "23.05", source="AX-01, the PyPI note"),
         subject="requirement {name}",
         advice=dependency_advice,
-        fix=Fix(Grade.DISPLAY, "the dependency goes once no code imports apex; other parts may still use it"),
+        fix=Fix(Grade.UNSAFE, "`fix --unsafe-fixes` drops the line that pins apex; an environment without it fails "
+                "where code still imports apex, so migrate the code first"),
         doc=("NVIDIA apex is built from source (`git+https://github.com/NVIDIA/apex`, local wheels); its AMP, "
              "DDP and fp16 parts are gone since 25.07. A plain `apex` requirement installs an unrelated "
              "PyPI project that still satisfies `find_spec(\"apex\")`. Found by `flake8-no-apex check` in "
@@ -248,6 +250,7 @@ RULES = [
         valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fix_modules=TORCH,
         fixes_probes=True,
     ),
     Rule(
@@ -286,6 +289,7 @@ RULES = [
         invalid=("from apex.amp import scale_loss\nwith scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fix_modules=TORCH,
         fixes_probes=True,
     ),
     Rule(
@@ -346,6 +350,7 @@ RULES = [
                  "from apex import amp\n\n@amp.float_function\ndef f(x):\n    return x\n"),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fix_modules=TORCH,
         fixes_probes=True,
     ),
     Rule(
@@ -362,6 +367,7 @@ RULES = [
         after="import torch\n\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",
         valid=("import torch\nmodel = torch.nn.parallel.DistributedDataParallel(model)\n",),
         fixer=fix_native_call,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX105",
@@ -384,6 +390,7 @@ RULES = [
         after="import torch\n\nmodel = torch.nn.SyncBatchNorm.convert_sync_batchnorm(model)\n",
         valid=("import torch\nbn = torch.nn.SyncBatchNorm(64)\n",),
         fixer=fix_native_call,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX106",
@@ -428,6 +435,7 @@ RULES = [
         invalid=("import apex.fp16_utils as fu\nmodel = fu.network_to_half(model)\n",),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,
+        fix_modules=TORCH,
         fixes_probes=True,
     ),
     Rule(
@@ -447,6 +455,7 @@ RULES = [
         valid=("class FusedAdam:\n    pass\n\nopt = FusedAdam()\n",),
         default_off=True,
         fixer=fix_native_call,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX107",
@@ -461,6 +470,7 @@ RULES = [
         after="import torch\n\noptimizer = torch.optim.SGD(params, lr=0.1, fused=True)\n",
         default_off=True,
         fixer=fix_native_call,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX107",
@@ -491,6 +501,7 @@ RULES = [
         valid=("class FusedLayerNorm:\n    pass\n\nnorm = FusedLayerNorm(768)\n",),
         default_off=True,
         fixer=fix_native_call,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX108",
@@ -522,6 +533,7 @@ RULES = [
         after="import torch\n\nnorm = torch.nn.RMSNorm(4096, eps=1e-5)\n",
         default_off=True,
         fixer=fix_native_call,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX110",

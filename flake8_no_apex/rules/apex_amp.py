@@ -24,9 +24,10 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Set
 
-from ..edits import Plan, Source, TextEdit, open_paren, plan, remove_statement
+from ..edits import Source, open_paren, remove_statement
 from ..resolve import chain_root, dotted_name
-from ..table import Grade
+from ..table import Grade, Plan, TextEdit, plan
+from ._torch import torch_name
 
 _INITIALIZE, _SCALE_LOSS = "apex.amp.initialize", "apex.amp.scale_loss"
 _MASTER_PARAMS, _STATE_DICT = "apex.amp.master_params", "apex.amp.state_dict"
@@ -189,11 +190,12 @@ class _Migration:
 
     def torch(self, finding) -> str:
         """The name of torch where the finding is (`import torch` is added if none binds it)."""
-        if finding.site.torch is None:
+        name = torch_name(finding.site)
+        if name is None:
             raise Refused(f"the name torch means something else on line {finding.line}")
-        if not finding.site.torch:
+        if not name:
             self.imports.add("torch")
-        return finding.site.torch or "torch"
+        return name or "torch"
 
     def spelled(self, name: str, torch: str, keywords: str = "") -> str:
         text = self.ctx.spelled[name]

@@ -8,9 +8,10 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import Plan, TextEdit, drop_option, plan, remove_argument, rename_attribute, replace, replace_value
+from ..edits import drop_option, remove_argument, rename_attribute, replace, replace_value
 from ..resolve import canonical
-from ..table import DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Rule, Symbols, Timeline
+from ..table import (DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Plan, Rule, Symbols,
+                     TextEdit, Timeline, plan)
 
 # Trainers of the Lightning ecosystem that take the Trainer's arguments (subclasses of it):
 # add a wrapper here, and its import root to LIBRARY_ROOTS["lightning"].

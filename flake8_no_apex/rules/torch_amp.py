@@ -4,8 +4,13 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import Plan, TextEdit, leading_separator, open_paren, replace, torch_plan
-from ..table import LEGACY, Fix, Floors, Grade, Rule, Site, Symbols, Timeline
+from ..edits import leading_separator, open_paren, replace
+from ..table import LEGACY, Fix, Floors, Grade, Plan, Rule, Site, Symbols, TextEdit, Timeline
+from ._torch import TORCH, torch_name, torch_plan
+
+# The new torch AMP spellings: a try body using one of them makes its `except ImportError`
+# handler a compatibility fallback, not a finding.
+NEW_TORCH_AMP = ("torch.amp", "torch.autocast", "torch.GradScaler")
 
 # The old autocast orders its parameters (enabled, dtype, cache_enabled); the new one
 # (device_type, dtype, enabled, cache_enabled). Positional arguments must become keywords.
@@ -91,11 +96,11 @@ def fix_reference(ctx, finding) -> Optional[Plan]:
     """`<any alias>.autocast(...)` -> `torch.amp.autocast("cuda", ...)`, through whatever name
     binds torch here (`import torch` is added when none does). Imports go once unused."""
     site = finding.site
-    if isinstance(site.node, ast.alias) or site.torch is None:
+    if isinstance(site.node, ast.alias) or torch_name(site) is None:
         return None
     name = site.name.rsplit(".", 1)[-1]
     device = site.replacement if site.replacement in ("cuda", "cpu") else "cuda"
-    callee = f"{site.torch or 'torch'}.amp.{name}"
+    callee = f"{torch_name(site) or 'torch'}.amp.{name}"
     call = site.call if site.call is not None and site.call.func is site.node else None
     if call is not None:
         arguments = _arguments_edits(ctx, call, name, device)
@@ -151,7 +156,9 @@ RULES = [
             "try:\n    from torch.amp import autocast\nexcept ImportError:\n    from torch.cuda.amp import autocast\n",
         ),
         shim_exempt=True,
+        shim_spellings=NEW_TORCH_AMP,
         fixer=fix_reference,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX202",
@@ -169,7 +176,9 @@ RULES = [
         invalid=("from torch.cpu.amp import autocast as cpu_autocast\nwith cpu_autocast():\n    pass\n",),
         valid=("import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n",),
         shim_exempt=True,
+        shim_spellings=NEW_TORCH_AMP,
         fixer=fix_reference,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX203",
@@ -198,7 +207,9 @@ RULES = [
             "import torch\nscaler = torch.GradScaler(\"cuda\")\n",
         ),
         shim_exempt=True,
+        shim_spellings=NEW_TORCH_AMP,
         fixer=fix_reference,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX204",
@@ -221,7 +232,9 @@ RULES = [
         invalid=("from torch.cuda.amp import custom_bwd\n\n@custom_bwd\ndef backward(ctx, g):\n    return g\n",),
         valid=("from torch.amp import custom_fwd\n\n@custom_fwd(device_type=\"cuda\")\ndef f(x):\n    return x\n",),
         shim_exempt=True,
+        shim_spellings=NEW_TORCH_AMP,
         fixer=fix_reference,
+        fix_modules=TORCH,
     ),
     Rule(
         code="APX205",

@@ -6,8 +6,8 @@ from typing import Optional
 
 from packaging.version import Version
 
-from ..edits import Plan, drop_option, plan, rename_attribute, rename_option, replace_value
-from ..table import ByFloor, Fix, Grade, Keyword, Rule, Symbols, Timeline
+from ..edits import drop_option, rename_attribute, rename_option, replace_value
+from ..table import ByFloor, Fix, Grade, Keyword, Plan, Rule, Symbols, Timeline, plan
 
 TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
 

@@ -1,0 +1,199 @@
+"""One pipeline for every front end: the flake8 plugin, `check`, `fix` and the language server.
+
+A `Session` holds one configuration and what it may keep between documents (the version
+targets per directory, the rule index, the pre-filter). `analyse(document)` returns the
+findings of a Python module, a YAML config or a dependency file; the plans that would fix them
+are built only when a front end asks (`Analysis.plans`). `fix(document)` applies them.
+"""
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Callable, Iterator, List, Optional
+
+from .checker import RuleIndex, default_index
+from .config import Settings
+from .dependency_files import check_conda, check_dependencies, drop_line, is_conda_environment
+from .edits import Source
+from .files import YAML_SUFFIXES, MalformedFile, is_dependency_file
+from .fixer import FixResult, Round, fix_text, noqa_lines
+from .prefilter import Prefilter, default as default_prefilter
+from .table import Finding, Floors, Grade, Plan
+from .targets import Detector, Targets, parse_option
+from .yaml_configs import check_yaml, is_trainer_group, looks_like_lightning_config
+
+PYTHON, YAML, DEPENDENCIES = "python", "yaml", "dependencies"
+
+
+def kind_of(name: str) -> str:
+    """What a file is to the engine, by its name: any name but a YAML or dependency file's is a
+    Python module, as for flake8 (standard input, a script without a suffix)."""
+    if name.endswith(YAML_SUFFIXES):
+        return YAML
+    return DEPENDENCIES if is_dependency_file(name) and name != "setup.py" else PYTHON
+
+
+class AnalysisError(Exception):
+    """A document that cannot be analysed (it does not parse, or nests too deeply): one line,
+    with the position when there is one."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message, line, column)
+        self.line, self.column = line, column
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass(frozen=True)
+class Document:
+    path: Path  # for its kind, per-file ignores, version targets and output
+    text: str
+    named: bool = False  # named by the user (or open in an editor): parsed even without a rule's word
+    tree: Optional[ast.Module] = None  # a parse the front end already has (flake8's)
+    kind: Optional[str] = None  # PYTHON, YAML or DEPENDENCIES; None: by the file name (`kind_of`)
+
+
+@dataclass
+class Analysis:
+    document: Document
+    source: Source
+    findings: List[Finding]
+    floors: Floors
+    planner: Optional[Callable[[], List[Optional[Plan]]]] = field(default=None, repr=False)
+
+    @cached_property
+    def plans(self) -> List[Optional[Plan]]:
+        """The plan that would fix each finding (None: a person must), built on first use."""
+        return self.planner() if self.planner is not None else [None] * len(self.findings)
+
+
+class Session:
+    """One configuration's analysis. With `settings` (check, fix, the server) findings are
+    selected and `# noqa` honoured as flake8 would; without (the flake8 plugin) every finding
+    is returned and flake8 does both. `targets` (the plugin's option) overrides the settings'."""
+
+    def __init__(self, settings: Optional[Settings] = None, targets: Optional[Targets] = None,
+                 index: Optional[RuleIndex] = None, prefilter: Optional[Prefilter] = None):
+        self.settings = settings
+        self.explicit = targets or (parse_option(settings.targets) if settings is not None else None)
+        self.index = index or default_index()
+        self.prefilter = prefilter or default_prefilter()
+        self.detect = Detector()
+
+    def targets(self, path: Path) -> Targets:
+        return self.explicit or self.detect(str(path))
+
+    def forget(self) -> None:
+        """Read project metadata afresh (a long-lived front end calls this when it changed)."""
+        self.detect.forget()
+
+    def _selected(self, path: Path) -> Callable[[str], bool]:
+        return self.settings.selector(path) if self.settings is not None else _every_code
+
+    # --- analysis --------------------------------------------------------------------------
+    def analyse(self, document: Document) -> Analysis:
+        """The document's findings; raises AnalysisError when it cannot be read as its kind."""
+        kind = document.kind or kind_of(document.path.name)
+        if kind == PYTHON:
+            return self._python(document)
+        floors = self.targets(document.path).floors
+        source = Source(document.text)
+        with _analysing():
+            if kind == YAML:
+                found = self._yaml(document, floors)
+            else:
+                found = check_dependencies(document.path.name, document.text, floors)
+        found = self._filtered(document.path, source, found)
+        syntax = "toml" if document.path.name == "pyproject.toml" else "yaml" if kind == YAML else "lines"
+        return Analysis(document, source, found, floors,
+                        lambda: [drop_line(source, finding, syntax) for finding in found])
+
+    def _python(self, document: Document) -> Analysis:
+        source_text = document.text
+        if not self.prefilter.may_match(source_text):  # no word of any rule: nothing to find
+            if document.named and document.tree is None:
+                _syntax_check(document)
+            return Analysis(document, Source(source_text), [], {})
+        floors = self.targets(document.path).floors
+        with _analysing():
+            now = Round.of(source_text, floors, self._selected(document.path), self.index,
+                           honour_noqa=self.settings is not None, tree=document.tree)
+        found = now.findings
+        if document.path.name == "setup.py":  # its requirements too (without a fix: Python is fixed as Python)
+            found = found + self._filtered(document.path, now.source,
+                                           check_dependencies("setup.py", source_text, floors))
+        return Analysis(document, now.source, found, floors,
+                        lambda: now.plans() + [None] * (len(found) - len(now.findings)))
+
+    def _yaml(self, document: Document, floors: Floors) -> List[Finding]:
+        group = is_trainer_group(document.path)
+        found = []
+        if group or looks_like_lightning_config(document.text):
+            found = check_yaml(document.text, floors, self.index, group)
+        if is_conda_environment(document.path.name, document.text):
+            found += check_conda(document.text, floors)
+        return found
+
+    def _filtered(self, path: Path, source: Source, found: List[Finding]) -> List[Finding]:
+        if self.settings is None:
+            return found
+        selected, noqa = self._selected(path), noqa_lines(source)
+        return [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
+
+    # --- fixing ----------------------------------------------------------------------------
+    def fix(self, document: Document, unsafe: bool = False) -> FixResult:
+        """The document with every fix its grade allows applied; raises AnalysisError, or
+        FixError when the fixed text would not compile."""
+        if (document.kind or kind_of(document.path.name)) == PYTHON:
+            if not self.prefilter.may_match(document.text):
+                _syntax_check(document)  # a file fix cannot read is said, even with nothing to fix
+                return FixResult(document.text)
+            with _analysing():
+                return fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
+                                unsafe, self.index)
+        return self._fix_once(document, unsafe)
+
+    def _fix_once(self, document: Document, unsafe: bool) -> FixResult:
+        """YAML and dependency files: one round of line drops (they never overlap)."""
+        analysis = self.analyse(document)
+        grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
+        result = FixResult(document.text)
+        edits = []
+        for finding, plan in zip(analysis.findings, analysis.plans):
+            if plan is not None and plan.grade in grades:
+                edits += plan.edits
+                result.fixed.append(finding)
+            else:
+                result.remaining.append(finding)
+                result.unsafe += plan is not None and plan.grade is Grade.UNSAFE
+        if edits:
+            result.rounds.append(sorted(set(edits)))
+            result.text = analysis.source.apply(result.rounds[0])
+            result.remaining = self.analyse(replace(document, text=result.text)).findings  # where they are now
+        return result
+
+
+def _every_code(code: str) -> bool:
+    return True
+
+
+@contextmanager
+def _analysing() -> Iterator[None]:
+    """What parsing a document can raise, as one AnalysisError."""
+    try:
+        yield
+    except SyntaxError as error:
+        raise AnalysisError(f"cannot parse: {error.msg}", error.lineno or 1, error.offset or 1) from None
+    except MalformedFile as error:
+        raise AnalysisError(str(error)) from None
+    except (RecursionError, MemoryError):
+        raise AnalysisError("cannot analyse: nested too deeply for Python's recursion limit") from None
+
+
+def _syntax_check(document: Document) -> None:
+    with _analysing():
+        compile(document.text, str(document.path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
