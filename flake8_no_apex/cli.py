@@ -5,6 +5,7 @@ import argparse
 import os
 import shutil
 import sys
+import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from .baseline import new_findings, read_baseline, write_baseline
 from .noqa import add_noqa
 from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
-from .targets import TargetError, parse_option
+from .targets import MetadataWarning, TargetError, parse_option
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -447,10 +448,23 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+def _say_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Project metadata that cannot be read is one line (the run goes on without it)."""
+    if issubclass(category, MetadataWarning):
+        print(f"{str(message).replace('flake8-no-apex: ', 'flake8-no-apex: warning: ', 1)}", file=sys.stderr)
+    else:
+        _SHOW_WARNING(message, category, filename, lineno, file, line)
+
+
+_SHOW_WARNING = warnings.showwarning
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _say_warning
+            return args.run(args)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in progress has removed its temporary file
         print("flake8-no-apex: interrupted; the files not written yet are as they were", file=sys.stderr)
         return 130

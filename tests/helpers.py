@@ -9,8 +9,9 @@ from typing import List, Tuple
 
 from flake8_no_apex.checker import check_tree
 
-# The console script of the environment running the tests (whatever is first on the PATH may
-# belong to another environment, or be missing).
+# The command, run by the interpreter running the tests (whatever is first on the PATH may
+# belong to another environment, or be missing); test_cli runs the installed console script too.
+COMMAND = [sys.executable, "-m", "flake8_no_apex"]
 CONSOLE_SCRIPT = str(Path(sys.executable).with_name("flake8-no-apex"))
 
 
@@ -42,6 +43,6 @@ def codes(source: str, **kwargs) -> List[str]:
     return [code for _, _, code in report(source, **kwargs)]
 
 
-def check_noop(source: str) -> None:
+def check_no_findings(source: str) -> None:
     """Nothing to report: the precision half of every rule."""
     assert report(source) == []

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CONSOLE_SCRIPT
+from helpers import COMMAND
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
 
 from flake8_no_apex import report
@@ -29,7 +30,7 @@ EXAMPLE = ROOT / "examples" / "legacy_train.py"
 
 
 def check(cwd, *args):
-    return subprocess.run([CONSOLE_SCRIPT, "check", *args], cwd=cwd,
+    return subprocess.run([*COMMAND, "check", *args], cwd=cwd,
                           capture_output=True, text=True, check=False)
 
 
@@ -183,7 +184,7 @@ def test_show_targets(tmp_path):
 
 
 def test_rules_lists_every_row_and_explain_every_code():
-    listing = subprocess.run([CONSOLE_SCRIPT, "rules"], capture_output=True, text=True).stdout
+    listing = subprocess.run([*COMMAND, "rules"], capture_output=True, text=True).stdout
     assert "](#" not in listing and all(re.search(rf"^{rule.code}  +{re.escape(rule.title)} ", listing, re.M)
                                         for rule in RULES)
     markdown = io.StringIO()
@@ -351,14 +352,14 @@ def test_a_tree_without_files_to_check_says_so(tmp_path):
     (tmp_path / "notes.md").write_text("# nothing here\n")
     result = check(tmp_path)
     assert result.returncode == 0 and "no Python, YAML or dependency files found" in result.stderr
-    fix = subprocess.run([CONSOLE_SCRIPT, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
+    fix = subprocess.run([*COMMAND, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
     assert fix.returncode == 0 and "no Python, YAML or dependency files found" in fix.stderr
 
 
 def test_a_closed_pipe_ends_check_without_a_traceback(tmp_path):
     for n in range(300):
         (tmp_path / f"m{n}.py").write_text("from apex import amp\n")
-    pipeline = subprocess.run(f"{CONSOLE_SCRIPT} check --format json . | head -c 100 > /dev/null", shell=True,
+    pipeline = subprocess.run(f"{shlex.join(COMMAND)} check --format json . | head -c 100 > /dev/null", shell=True,
                               cwd=tmp_path, capture_output=True, text=True)
     assert "Traceback" not in pipeline.stderr and "BrokenPipe" not in pipeline.stderr
 
@@ -560,3 +561,30 @@ def test_docs_url_makes_the_rule_links_absolute(legacy_tree):
     assert all(rule["helpUri"] == f"{base}#{rule['id'].lower()}" for rule in rules)
     rows = json.loads(_in_process(legacy_tree, "--format", "json", "--docs-url", "README.md")[1])
     assert all(row["url"] == f"README.md#{row['code'].lower()}" for row in rows)  # the command line wins
+
+
+def test_sarif_levels_follow_the_timeline_at_the_targets(tmp_path):
+    """What is removed in the supported releases is an error, what is only deprecated there a
+    warning, a maintained apex part a note: from the rule's timeline, not from the wording."""
+    (tmp_path / "train.py").write_text("import lightning.pytorch as pl\nimport apex\n"
+                                       "pl.Trainer(amp_backend='apex')\nopt = apex.optimizers.FusedAdam(params)\n")
+
+    def levels(*options):
+        log = json.loads(check(tmp_path, "--format", "sarif", "--extend-select", "APX107", *options).stdout)
+        return {r["ruleId"]: r["level"] for r in log["runs"][0]["results"]}
+
+    assert levels() == {"APX002": "error", "APX107": "note"}
+    # Lightning 1.9 deprecated the apex backend; 2.0 removed it
+    assert levels("--apex-target-versions", "lightning=1.9")["APX002"] == "warning"
+
+
+def test_malformed_toml_and_project_metadata_are_said_in_one_line_each(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text("[project\ndependencies = [")
+    (tmp_path / "sub" / "train.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    result = check(tmp_path)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("flake8-no-apex: warning: ignoring ") and "pyproject.toml" in line for line in lines)
+    assert f"flake8-no-apex: {Path('sub', 'pyproject.toml')}: cannot parse: Expected ']'" in result.stderr
+    assert "sub/train.py:2:6: APX201" in result.stdout  # the other files are still checked

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from packaging.version import Version
 
-from helpers import CONDITIONAL_AUTOCAST, check_noop, codes, messages, report
+from helpers import CONDITIONAL_AUTOCAST, check_no_findings, codes, messages, report
 
 
 # --- torch ---------------------------------------------------------------------------------
@@ -67,7 +67,7 @@ def test_cpu_grad_scaler_gets_cpu_device():
 
 
 def test_torch_parameter_and_local_shadow_the_module():
-    check_noop(
+    check_no_findings(
         """
         import torch
         def f(torch):
@@ -89,7 +89,7 @@ def test_function_sees_module_imports_made_after_it():
 
 
 def test_class_attribute_is_not_visible_in_methods():
-    check_noop(
+    check_no_findings(
         """
         import torch
         class C:
@@ -105,7 +105,7 @@ def test_star_import_binds_deprecated_names():
 
 
 def test_migrated_torch_code_is_clean():
-    check_noop(
+    check_no_findings(
         """
         import torch
         from torch.amp import autocast, GradScaler
@@ -117,7 +117,7 @@ def test_migrated_torch_code_is_clean():
 
 
 def test_other_libraries_autocast_and_grad_scaler_are_not_ours():
-    check_noop(
+    check_no_findings(
         """
         from torch_xla.amp import autocast, GradScaler
         import paddle
@@ -130,7 +130,7 @@ def test_other_libraries_autocast_and_grad_scaler_are_not_ours():
 
 
 def test_compatibility_shim_is_not_reported_and_binds_the_new_name():
-    check_noop(
+    check_no_findings(
         """
         try:
             from torch.amp import autocast, GradScaler
@@ -140,7 +140,7 @@ def test_compatibility_shim_is_not_reported_and_binds_the_new_name():
             pass
         """
     )
-    check_noop(
+    check_no_findings(
         """
         import torch
         try:
@@ -156,7 +156,7 @@ def test_try_without_new_spelling_is_no_shim():
 
 
 def test_strings_comments_and_docstrings_are_ignored():
-    check_noop(
+    check_no_findings(
         '''
         """Uses torch.cuda.amp.autocast and from apex import amp."""
         # amp.initialize(model, optimizer)
@@ -217,7 +217,7 @@ def test_apex_use_sites_through_from_imports():
 
 
 def test_amp_that_is_not_apex():
-    check_noop(
+    check_no_findings(
         """
         import numpy as np
         from amp import Amp
@@ -266,7 +266,7 @@ def test_amp_backend_in_wrappers_dicts_and_argv():
 
 
 def test_amp_keywords_outside_lightning_modules_are_not_ours():
-    check_noop(
+    check_no_findings(
         """
         from nemo import Trainer
         cfg = dict(amp_level="O1")
@@ -389,8 +389,8 @@ def test_amp_type_and_amp_backend_reads():
 
 
 def test_amp_backend_attribute_on_non_trainers():
-    check_noop("import pytorch_lightning as pl\nbackend = config.amp_backend\nself.amp_backend = 'native'\n")
-    check_noop("backend = trainer.amp_backend\n")
+    check_no_findings("import pytorch_lightning as pl\nbackend = config.amp_backend\nself.amp_backend = 'native'\n")
+    check_no_findings("backend = trainer.amp_backend\n")
 
 
 def test_deepspeed_positional_forms():
@@ -446,14 +446,14 @@ def test_training_arguments_forms():
 
 
 def test_transformers_migrated_and_unrelated_code():
-    check_noop(
+    check_no_findings(
         """
         from transformers import TrainingArguments
         TrainingArguments("out", fp16=True, optim="adamw_torch_fused")
         other(fp16_backend="apex")
         """
     )
-    check_noop('config = {"fp16_backend": "apex"}\nargv = ["--fp16_backend", "apex"]\n')
+    check_no_findings('config = {"fp16_backend": "apex"}\nargv = ["--fp16_backend", "apex"]\n')
 
 
 def test_findings_are_sorted_and_unique():
@@ -474,7 +474,7 @@ def test_dynamic_imports_and_availability_checks_of_apex():
         APEX_AMP = module_available("apex.amp")
         """
     ) == [(5, 31, "APX001"), (6, 23, "APX001"), (7, 37, "APX001"), (8, 25, "APX001"), (9, 29, "APX001")]
-    check_noop('import importlib\nimportlib.import_module("apex.optimizers")\nload("apex.amp")\n')
+    check_no_findings('import importlib\nimportlib.import_module("apex.optimizers")\nload("apex.amp")\n')
 
 
 def test_aliased_bare_apex_import():
@@ -507,7 +507,7 @@ def test_import_positions_without_alias_nodes_positions_as_on_python_39():
 
 
 def test_version_guarded_fallback_is_a_shim_either_way_round():
-    check_noop(
+    check_no_findings(
         """
         import torch
         from packaging import version
@@ -520,7 +520,7 @@ def test_version_guarded_fallback_is_a_shim_either_way_round():
             return x
         """
     )
-    check_noop(
+    check_no_findings(
         """
         import torch
         if not hasattr(torch, "amp"):
@@ -548,7 +548,7 @@ def test_plain_if_else_is_no_shim():
 
 
 def test_lightning_and_transformers_names_can_be_shadowed_too():
-    check_noop(
+    check_no_findings(
         """
         import pytorch_lightning as pl
         from transformers import TrainingArguments
@@ -619,7 +619,7 @@ def test_a_local_subclass_is_reported_once_at_its_class_statement():
 
 
 def test_new_patterns_keep_the_precision_traps_silent():
-    check_noop('import mindspore\nconfig = {}\nconfig["amp_level"] = "O2"\n')
-    check_noop('import paddle\nparams = {"amp_level": "O1" if fast else "O0"}\n')
-    check_noop('import numpy as np\nnp.set_printoptions(precision=16 if verbose else 8)\n')
-    check_noop('salesforce = {"apex_class": "MyApexClass"}\nfrom mylib.mlp import MLP\n')
+    check_no_findings('import mindspore\nconfig = {}\nconfig["amp_level"] = "O2"\n')
+    check_no_findings('import paddle\nparams = {"amp_level": "O1" if fast else "O0"}\n')
+    check_no_findings('import numpy as np\nnp.set_printoptions(precision=16 if verbose else 8)\n')
+    check_no_findings('salesforce = {"apex_class": "MyApexClass"}\nfrom mylib.mlp import MLP\n')

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CONSOLE_SCRIPT
+from helpers import COMMAND, CONSOLE_SCRIPT
 
 from flake8_no_apex.files import InputError, read, write
 
@@ -25,8 +25,8 @@ SAFE_FIXED = (
 )
 
 
-def run(cwd, *args, module=False):
-    command = [sys.executable, "-m", "flake8_no_apex"] if module else [CONSOLE_SCRIPT]
+def run(cwd, *args, console_script=False):
+    command = [CONSOLE_SCRIPT] if console_script else COMMAND
     return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
@@ -81,8 +81,16 @@ def test_unsafe_fixes_go_further(tree):
 
 def test_clean_tree_exits_zero(tmp_path):
     (tmp_path / "ok.py").write_text(SAFE_FIXED)
-    result = run(tmp_path, "fix", ".", module=True)
+    result = run(tmp_path, "fix", ".")
     assert result.returncode == 0 and (tmp_path / "ok.py").read_text() == SAFE_FIXED
+
+
+def test_the_installed_console_script_runs_both_commands(tmp_path):
+    (tmp_path / "amp_only.py").write_text(SAFE_ONLY)
+    assert run(tmp_path, "check", ".", console_script=True).returncode == 1
+    assert run(tmp_path, "fix", ".", console_script=True).returncode == 1
+    assert (tmp_path / "amp_only.py").read_text() == SAFE_FIXED
+    assert run(tmp_path, "check", ".", console_script=True).returncode == 0
 
 
 def test_select_ignore_and_exclude(tree):

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from packaging.version import Version
 
 from flake8_no_apex import fixer
+from flake8_no_apex.checker import check_tree
 from flake8_no_apex.fixer import FixError, fix_text
 from flake8_no_apex.rules import PYTHON_RULES, RULES
 from helpers import CONDITIONAL_AUTOCAST
@@ -25,7 +26,7 @@ def check_transformed(before: str, after: str, **options) -> None:
     assert fix_text(result.text, **options).text == result.text, "a second run changes nothing"
 
 
-def check_noop(source: str, **options) -> None:
+def check_unchanged(source: str, **options) -> None:
     source = textwrap.dedent(source)
     assert fix_text(source, **options).text == source
 
@@ -63,7 +64,7 @@ def test_calls_are_unsafe_where_the_module_checks_the_old_class():
         assert isinstance(scaler, torch.cuda.amp.GradScaler)
         """
     )
-    check_noop(source)
+    check_unchanged(source)
     assert 'scaler = torch.amp.GradScaler("cuda")' in fix_text(source, unsafe=True).text
     check_transformed(  # a check of the new class is no obstacle
         "import torch\ns = torch.cuda.amp.GradScaler()\nok = isinstance(s, torch.amp.GradScaler)\n",
@@ -174,7 +175,7 @@ def test_what_cannot_be_fixed_safely_is_left_and_reported():
         def f(torch):
             return amp.autocast()  # `torch` here is a parameter
         """
-    check_noop(source)
+    check_unchanged(source)
     assert [f.line for f in fix_text(textwrap.dedent(source)).remaining] == [3, 4, 5, 7, 10]
 
 
@@ -185,7 +186,7 @@ def test_targets_gate_fixes_too():
 
 
 def test_noqa_lines_and_shims_are_not_fixed():
-    check_noop(
+    check_unchanged(
         """\
         import torch
         with torch.cuda.amp.autocast():  # noqa: APX201
@@ -254,7 +255,7 @@ def test_rename_follows_the_lightning_target():
 
 def test_rename_with_a_computed_precision_is_unsafe():
     source = "import lightning.pytorch as pl\np = pl.plugins.MixedPrecisionPlugin(args.precision, 'cuda')\n"
-    check_noop(source)
+    check_unchanged(source)
     assert "pl.plugins.MixedPrecision(args.precision" in fix_text(source, unsafe=True).text
 
 
@@ -300,14 +301,14 @@ def test_fsdp_rename_keeps_the_device_where_the_target_class_takes_it():
 
 def test_fsdp_rename_leaves_a_device_it_cannot_drop():
     """A device computed by a call may have effects; through *args it cannot be found."""
-    check_noop("from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
-               "p = FSDPMixedPrecisionPlugin('16-mixed', pick_device())\n", unsafe=True)
-    check_noop("from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
-               "p = FSDPMixedPrecisionPlugin(*args)\n", unsafe=True)
+    check_unchanged("from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
+                    "p = FSDPMixedPrecisionPlugin('16-mixed', pick_device())\n", unsafe=True)
+    check_unchanged("from lightning.pytorch.plugins import FSDPMixedPrecisionPlugin\n"
+                    "p = FSDPMixedPrecisionPlugin(*args)\n", unsafe=True)
 
 
 def test_rename_keeps_a_multi_name_import_it_cannot_split():
-    check_noop("from pytorch_lightning.plugins.precision.native_amp import NativeMixedPrecisionPlugin, x\n")
+    check_unchanged("from pytorch_lightning.plugins.precision.native_amp import NativeMixedPrecisionPlugin, x\n")
 
 
 def test_trainer_arguments():
@@ -375,8 +376,9 @@ def test_every_example_fixes_to_code_that_parses_and_is_stable(rule):
         once = fix_text(rule.before, unsafe=unsafe)
         ast.parse(once.text)
         assert fix_text(once.text, unsafe=unsafe).text == once.text
-        for finding in once.fixed:
-            assert finding.rule.fixer is not None
+        # what fix says is left is what a fresh check of its result reports
+        fresh = check_tree(ast.parse(once.text), lines=once.text.splitlines(True))
+        assert [(f.line, f.col, f.code) for f in once.remaining] == [(f.line, f.col, f.code) for f in fresh]
 
 
 def test_safe_fixes_of_the_examples_remove_their_findings():
@@ -432,7 +434,7 @@ def test_apex_calls_become_torch_calls_with_unsafe_fixes():
         sgd = apex.optimizers.FusedSGD(params, lr=0.1, momentum=0.9)
         norm = apex.normalization.FusedRMSNorm(4096)
         """
-    check_noop(source)  # none of it is safe
+    check_unchanged(source)  # none of it is safe
     check_transformed(
         source,
         """\
@@ -451,7 +453,7 @@ def test_apex_calls_become_torch_calls_with_unsafe_fixes():
 
 
 def test_apex_arguments_torch_cannot_honour_block_the_fix():
-    check_noop(
+    check_unchanged(
         """\
         from apex.optimizers import FusedAdam
         from apex.parallel import SyncBatchNorm
@@ -490,7 +492,7 @@ def test_added_import_goes_before_the_first_use_at_module_level():
 
 
 def test_an_import_unused_before_the_fix_may_be_a_re_export_and_stays():
-    check_noop("from torch.cuda.amp import autocast, GradScaler  # re-exported for old callers\n")
+    check_unchanged("from torch.cuda.amp import autocast, GradScaler  # re-exported for old callers\n")
     check_transformed(
         "from torch.cuda.amp import autocast, GradScaler\nimport torch\nscaler = GradScaler()\n",
         'from torch.cuda.amp import autocast\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n',
@@ -498,7 +500,7 @@ def test_an_import_unused_before_the_fix_may_be_a_re_export_and_stays():
 
 
 def test_a_conditionally_bound_name_is_not_fixed():
-    check_noop(CONDITIONAL_AUTOCAST)
+    check_unchanged(CONDITIONAL_AUTOCAST)
     assert [f.line for f in fix_text(CONDITIONAL_AUTOCAST).remaining] == [6]
 
 
@@ -506,8 +508,8 @@ def test_half_precision_backend_is_dropped_safely_where_it_chose_native_amp():
     check_transformed('from transformers import TrainingArguments\n'
                       'a = TrainingArguments("o", fp16=True, half_precision_backend="cuda_amp")\n',
                       'from transformers import TrainingArguments\na = TrainingArguments("o", fp16=True)\n')
-    check_noop('from transformers import TrainingArguments\n'
-               'a = TrainingArguments("o", bf16=True, half_precision_backend="cpu_amp")\n')
+    check_unchanged('from transformers import TrainingArguments\n'
+                    'a = TrainingArguments("o", bf16=True, half_precision_backend="cpu_amp")\n')
 
 
 # --- layout: where new imports go, what removed code leaves behind -------------------------------
@@ -638,3 +640,20 @@ def test_fixes_leave_no_new_indentation_warnings():
         before = indentation_warnings(text)
         after = indentation_warnings(fix_text(text, unsafe=True).text)
         assert {k: v for k, v in after.items() if k.startswith("E1") and v > before.get(k, 0)} == {}
+
+
+def test_fixes_that_never_settle_are_an_error_naming_their_rules():
+    """A fixer whose edit leaves its finding in place would loop: after the last round fix
+    says so, with the code, instead of stopping in silence."""
+    from flake8_no_apex.checker import RuleIndex
+    from flake8_no_apex.table import Fix, Grade, Rule, Symbols, Timeline, TextEdit, plan
+
+    def rewrite_in_place(ctx, finding):
+        start, end = ctx.source.span(finding.site.node)
+        return plan([TextEdit(start, end, ctx.source.text[start:end])], Grade.SAFE)
+
+    restless = Rule(code="APX999", title="restless", match=(Symbols("torch.cuda.amp", {"autocast": ""}),),
+                    timeline=Timeline("torch", "2.4"), subject="{name}", advice="", fix=Fix(Grade.SAFE, ""),
+                    doc="", before="", after="", fixer=rewrite_in_place)
+    with pytest.raises(FixError, match=r"APX999 still changed the code after 10 rounds"):
+        fix_text("import torch\ntorch.cuda.amp.autocast()\n", index=RuleIndex([restless]))
