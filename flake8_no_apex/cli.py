@@ -364,6 +364,16 @@ def run_explain(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int
     return 0
 
 
+def run_server(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
+    try:
+        from .server import serve
+    except ImportError as error:  # pygls is an extra: the plugin and the commands do without it
+        print(f"flake8-no-apex: the language server needs pygls ({error}); install 'flake8-no-apex[server]'",
+              file=err)
+        return 2
+    return serve()
+
+
 # --- the parser ------------------------------------------------------------------------------
 def _selection_options(command: argparse.ArgumentParser) -> None:
     for flag, what in (("--select", f"code prefixes to report (default: all but {', '.join(DEFAULT_OFF)})"),
@@ -445,6 +455,11 @@ def parser() -> argparse.ArgumentParser:
     explain.add_argument("--format", choices=("text", "markdown"), default="text",
                          help="text wrapped to the terminal, or markdown as in the README (default: text)")
     explain.set_defaults(run=run_explain)
+    server = commands.add_parser(
+        "server", help="run the language server over stdio (diagnostics and quick fixes for editors)",
+        description="Speaks the Language Server Protocol on standard input and output; settings come from the "
+        "workspace's config files, as for check. Needs the 'server' extra (pygls).")
+    server.set_defaults(run=run_server)
     return main
 
 

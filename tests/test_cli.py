@@ -433,3 +433,11 @@ def test_a_conda_pin_goes_only_when_its_list_keeps_another_item(tmp_path):
     # the pip list would be emptied (and read as null): that item stays
     fixed = (tmp_path / "environment.yml").read_text()
     assert fixed == "name: e\ndependencies:\n  - python=3.11\n  - pip:\n    - apex\n"
+
+
+def test_the_server_without_pygls_says_which_extra_to_install(tmp_path):
+    blocked = ("import sys; sys.modules['pygls'] = None; from flake8_no_apex.cli import main; "
+               "sys.exit(main(['server']))")
+    result = subprocess.run([sys.executable, "-c", blocked], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 2 and "install 'flake8-no-apex[server]'" in result.stderr
+    assert "Traceback" not in result.stderr

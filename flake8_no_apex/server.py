@@ -1,0 +1,213 @@
+"""The language server (`flake8-no-apex server`, over stdio): diagnostics for every open Python
+module, YAML config and dependency file as it is edited, each fix offered as a quick fix (safe
+ones preferred, unsafe ones labelled), and `source.fixAll` applying the safe fixes, which a
+flake8 plugin cannot give an editor. Needs pygls: `pip install 'flake8-no-apex[server]'`."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from . import __version__
+from .config import ConfigError, Settings, load
+from .engine import PYTHON, Analysis, AnalysisError, Document, Session, kind_of
+from .fixer import FixError
+from .report import DOCS, rule_url
+from .table import Finding, Grade, Plan
+from .targets import TargetError
+
+SOURCE = "flake8-no-apex"
+FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
+# Files whose change can change the findings of every open document: settings and the
+# project metadata the version targets come from.
+_PROJECT_FILES = ("setup.cfg", "tox.ini", ".flake8", "pyproject.toml", "setup.py")
+_SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+             "note": types.DiagnosticSeverity.Information}
+
+
+class NoApexServer(LanguageServer):
+    """Holds one Session for the workspace; rebuilt when its settings or metadata change."""
+
+    def __init__(self) -> None:
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.root = Path.cwd()
+        self.session = Session(Settings())
+        self.analyses: Dict[str, Analysis] = {}  # uri -> the analysis of the version last published
+
+    def configure(self, root: Path) -> None:
+        """Settings from the workspace's config files, read as `check` run in its root reads them
+        (flake8 resolves per-file-ignores and excludes against the working directory: the server
+        works in the workspace root)."""
+        self.root = root
+        try:
+            os.chdir(root)
+            settings = load(root)
+            settings.validate()
+            self.session = Session(settings)
+        except (ConfigError, TargetError, OSError) as error:
+            self.session = Session(Settings())
+            self.window_show_message(types.ShowMessageParams(
+                types.MessageType.Warning, f"{SOURCE}: {error}; using the default settings"))
+
+    def wanted(self, document: TextDocument) -> bool:
+        name = Path(to_fs_path(document.uri) or document.uri).name
+        return kind_of(name) != PYTHON or name.endswith(".py") or document.language_id == "python"
+
+    def analyse(self, document: TextDocument) -> Optional[Analysis]:
+        """The analysis of the document as it is now; None when it cannot be read (a syntax
+        error while typing: the editor's own Python support says so)."""
+        path = Path(to_fs_path(document.uri) or document.uri)
+        kind = PYTHON if document.language_id == "python" else None
+        try:
+            return self.session.analyse(Document(path, document.source, named=True, kind=kind))
+        except AnalysisError:
+            return None
+
+    def publish(self, document: TextDocument) -> None:
+        analysis = self.analyse(document) if self.wanted(document) else None
+        if analysis is None:
+            self.analyses.pop(document.uri, None)
+            diagnostics: List[types.Diagnostic] = []
+        else:
+            self.analyses[document.uri] = analysis
+            diagnostics = [self.diagnostic(document, analysis, finding) for finding in analysis.findings]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=document.uri, diagnostics=diagnostics, version=document.version))
+
+    def diagnostic(self, document: TextDocument, analysis: Analysis, finding: Finding) -> types.Diagnostic:
+        docs = (self.session.settings.docs_url if self.session.settings else None) or DOCS
+        timeline = finding.rule.timeline
+        level = timeline.level(analysis.floors.get(timeline.library))
+        return types.Diagnostic(
+            range=_range(document, analysis, finding), message=finding.message.split(" ", 1)[1],
+            severity=_SEVERITY[level], code=finding.code, source=SOURCE,
+            code_description=types.CodeDescription(href=_absolute(rule_url(finding.code, docs), self.root)),
+            tags=[types.DiagnosticTag.Deprecated] if level != "note" else None,
+        )
+
+
+def _absolute(url: str, root: Path) -> str:
+    """An editor opens a link it can resolve: a relative README path becomes a file URI."""
+    if "://" in url:
+        return url
+    path, _, anchor = url.partition("#")
+    return (root / path).resolve().as_uri() + (f"#{anchor}" if anchor else "")
+
+
+def _offsets(analysis: Analysis, finding: Finding) -> tuple:
+    """Character offsets of a finding's start and end in the analysed text."""
+    source, node = analysis.source, finding.site.node
+    if node is None:  # YAML and dependency files count characters
+        start = source.offset(finding.line, 0) + finding.col
+        return start, start
+    start = source.offset(finding.line, finding.col)
+    end = source.offset(node.end_lineno, node.end_col_offset) if getattr(node, "end_lineno", None) else start
+    return start, max(start, end)
+
+
+def _range(document: TextDocument, analysis: Analysis, finding: Finding) -> types.Range:
+    start, end = _offsets(analysis, finding)
+    if end == start:  # a position: the rest of its line, so the editor has something to underline
+        line_end = analysis.source.text.find("\n", start)
+        end = len(analysis.source.text) if line_end < 0 else line_end
+    return types.Range(document.client_position_at_offset(start), document.client_position_at_offset(end))
+
+
+def _edits(document: TextDocument, plan: Plan) -> List[types.TextEdit]:
+    return [types.TextEdit(types.Range(document.client_position_at_offset(edit.start),
+                                       document.client_position_at_offset(edit.end)), edit.text)
+            for edit in plan.edits]
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    def key(position: types.Position) -> tuple:
+        return position.line, position.character
+
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+def build() -> NoApexServer:
+    server = NoApexServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: NoApexServer, params: types.InitializeParams) -> None:
+        folders = params.workspace_folders or []
+        uri = folders[0].uri if folders else params.root_uri
+        ls.configure(Path(to_fs_path(uri)) if uri else Path.cwd())
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: NoApexServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: NoApexServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: NoApexServer, params: types.DidSaveTextDocumentParams) -> None:
+        name = Path(to_fs_path(params.text_document.uri) or "").name
+        if name in _PROJECT_FILES or name.startswith(("requirements", "constraints")):
+            ls.configure(ls.root)  # settings and version targets are read afresh
+            for document in list(ls.workspace.text_documents.values()):
+                ls.publish(document)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: NoApexServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.analyses.pop(params.text_document.uri, None)
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri,
+                                                                            diagnostics=[]))
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
+    def code_action(ls: NoApexServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        analysis = ls.analyses.get(document.uri)
+        if analysis is None or analysis.document.text != document.source:
+            return []  # diagnostics for this text are not published yet: no edit against stale offsets
+        wanted = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
+        actions = []
+        if not wanted or any(kind.startswith(types.CodeActionKind.QuickFix.value) for kind in wanted):
+            actions += _quick_fixes(ls, document, analysis, params.range)
+        if not wanted or any(FIX_ALL.startswith(kind) for kind in wanted):
+            actions += _fix_all(ls, document, analysis)
+        return actions
+
+    return server
+
+
+def _quick_fixes(ls: NoApexServer, document: TextDocument, analysis: Analysis,
+                 asked: types.Range) -> List[types.CodeAction]:
+    actions = []
+    for finding, plan in zip(analysis.findings, analysis.plans):
+        diagnostic = ls.diagnostic(document, analysis, finding)
+        if plan is None or not _overlaps(diagnostic.range, asked):
+            continue
+        unsafe = plan.grade is not Grade.SAFE
+        title = f"{SOURCE}: fix {finding.code}" + (" (unsafe: review the change)" if unsafe else "")
+        actions.append(types.CodeAction(
+            title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=not unsafe,
+            edit=types.WorkspaceEdit(changes={document.uri: _edits(document, plan)})))
+    return actions
+
+
+def _fix_all(ls: NoApexServer, document: TextDocument, analysis: Analysis) -> List[types.CodeAction]:
+    """Every safe fix, to a fixpoint, as `flake8-no-apex fix` writes it: one edit of the whole text."""
+    try:
+        result = ls.session.fix(analysis.document)
+    except (AnalysisError, FixError):
+        return []
+    if result.text == document.source:
+        return []
+    whole = types.Range(types.Position(0, 0), document.client_position_at_offset(len(document.source)))
+    return [types.CodeAction(title=f"{SOURCE}: fix all safely fixable findings", kind=FIX_ALL,
+                             edit=types.WorkspaceEdit(changes={document.uri: [types.TextEdit(whole, result.text)]}))]
+
+
+def serve() -> int:
+    build().start_io()
+    return 0

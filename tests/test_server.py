@@ -1,0 +1,137 @@
+"""The language server, end to end: the real server process over stdio, driven by pytest-lsp's
+client (pygls and lsprotocol), as an editor drives it."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from flake8_no_apex.fixer import fix_text
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+LEGACY = "import torch\nnote = '🙂'; ctx = torch.cuda.amp.autocast()\nscaler = torch.cuda.amp.GradScaler()\n"
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "flake8_no_apex", "server"]))
+async def client(lsp_client: LanguageClient, tmp_path):
+    (tmp_path / "setup.cfg").write_text("[flake8]\nper-file-ignores = legacy/*:APX201\n")
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=tmp_path.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="w")]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def open_document(client: LanguageClient, path: Path, text: str, language: str = "python") -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return uri
+
+
+def utf16_offset(text: str, position: types.Position) -> int:
+    """What an editor does with an LSP position (UTF-16 code units by default)."""
+    lines = text.splitlines(True)
+    start = sum(len(line) for line in lines[:position.line])
+    units = 0
+    for index, char in enumerate(lines[position.line] if position.line < len(lines) else ""):
+        if units >= position.character:
+            return start + index
+        units += 2 if ord(char) > 0xFFFF else 1
+    return start + len(lines[position.line]) if position.line < len(lines) else len(text)
+
+
+def apply(text: str, edits: List[types.TextEdit]) -> str:
+    spans = sorted(((utf16_offset(text, e.range.start), utf16_offset(text, e.range.end), e.new_text) for e in edits),
+                   reverse=True)
+    for start, end, new in spans:
+        text = text[:start] + new + text[end:]
+    return text
+
+
+async def test_diagnostics_on_open_with_utf16_ranges_levels_and_links(client: LanguageClient, tmp_path):
+    uri = await open_document(client, tmp_path / "train.py", LEGACY)
+    diagnostics = client.diagnostics[uri]
+    assert [d.code for d in diagnostics] == ["APX201", "APX203"]
+    autocast = diagnostics[0]
+    # after the emoji (two UTF-16 units) the column is one more than in characters
+    assert autocast.range.start == types.Position(line=1, character=LEGACY.splitlines()[1].index("torch") + 1)
+    assert apply(LEGACY, [types.TextEdit(autocast.range, "X")]).splitlines()[1].endswith("X()")
+    assert autocast.severity == types.DiagnosticSeverity.Warning and autocast.source == "flake8-no-apex"
+    assert autocast.message.startswith("torch.cuda.amp.autocast(...) is deprecated since torch 2.4")
+    assert autocast.code_description.href == (tmp_path / "README.md").as_uri() + "#apx201"
+    assert list(autocast.tags) == [types.DiagnosticTag.Deprecated]
+
+
+async def test_edits_update_the_diagnostics(client: LanguageClient, tmp_path):
+    uri = await open_document(client, tmp_path / "train.py", LEGACY)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        [types.TextDocumentContentChangePartial(range=types.Range(types.Position(2, 0), types.Position(3, 0)),
+                                                text="")]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert [d.code for d in client.diagnostics[uri]] == ["APX201"]
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        types.VersionedTextDocumentIdentifier(uri=uri, version=3),
+        [types.TextDocumentContentChangeWholeDocument(text="import torch\nwith torch.cuda.amp.autocast(:\n")]))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert not client.diagnostics[uri]  # a syntax error while typing: the editor's Python support says it
+
+
+async def test_each_fix_is_a_quick_fix_and_fix_all_writes_what_fix_writes(client: LanguageClient, tmp_path):
+    uri = await open_document(client, tmp_path / "train.py", LEGACY)
+    autocast = client.diagnostics[uri][0]
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), autocast.range, types.CodeActionContext([autocast])))
+    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    assert [a.title for a in quick] == ["flake8-no-apex: fix APX201"] and quick[0].is_preferred
+    fixed = apply(LEGACY, quick[0].edit.changes[uri])
+    assert "ctx = torch.amp.autocast(\"cuda\")" in fixed and "torch.cuda.amp.GradScaler()" in fixed
+    every = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(0, 0)),
+        types.CodeActionContext([], only=[types.CodeActionKind.SourceFixAll])))
+    assert [a.kind for a in every] == ["source.fixAll.flake8-no-apex"]
+    assert apply(LEGACY, every[0].edit.changes[uri]) == fix_text(LEGACY).text
+
+
+async def test_unsafe_fixes_are_offered_labelled_and_not_preferred(client: LanguageClient, tmp_path):
+    pinned = "torch>=2.4\napex @ git+https://github.com/NVIDIA/apex\n"
+    uri = await open_document(client, tmp_path / "requirements.txt", pinned, language="pip-requirements")
+    (pin,) = client.diagnostics[uri]
+    assert pin.code == "APX109" and pin.range.start == types.Position(1, 0)
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), pin.range, types.CodeActionContext([pin])))
+    assert [(a.title, a.is_preferred) for a in actions] == [("flake8-no-apex: fix APX109 (unsafe: review the change)",
+                                                             False)]
+    assert apply(pinned, actions[0].edit.changes[uri]) == "torch>=2.4\n"
+
+
+async def test_workspace_settings_and_noqa_are_honoured_and_reread_on_save(client: LanguageClient, tmp_path):
+    (tmp_path / "legacy").mkdir()
+    ignored = await open_document(client, tmp_path / "legacy" / "old.py", LEGACY)
+    assert [d.code for d in client.diagnostics[ignored]] == ["APX203"]  # per-file-ignores from setup.cfg
+    quiet = await open_document(client, tmp_path / "quiet.py", LEGACY.replace("GradScaler()", "GradScaler()  # noqa"))
+    assert [d.code for d in client.diagnostics[quiet]] == ["APX201"]
+    config = tmp_path / "setup.cfg"
+    config.write_text("[flake8]\nextend-ignore = APX2\n")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(config.as_uri())))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert not client.diagnostics[ignored] and not client.diagnostics[quiet]
+
+
+async def test_yaml_configs_are_checked_and_other_documents_left_alone(client: LanguageClient, tmp_path):
+    uri = await open_document(client, tmp_path / "config.yaml", "trainer:\n  amp_backend: apex\n", language="yaml")
+    assert [(d.code, d.range.start) for d in client.diagnostics[uri]] == [("APX002", types.Position(1, 2))]
+    notes = await open_document(client, tmp_path / "NOTES.md", "torch.cuda.amp.autocast()\n", language="markdown")
+    assert not client.diagnostics[notes]
+    client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert not client.diagnostics[uri]
