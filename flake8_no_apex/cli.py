@@ -9,6 +9,7 @@ import warnings
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -53,15 +54,16 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 # --- check -----------------------------------------------------------------------------------
-def check_file(candidate: Candidate, session: Session) -> List[report.Reported]:
+def check_file(candidate: Candidate, session: Session, fixes: bool = True) -> List[report.Reported]:
     """Findings of one file, of any kind; raises InputError. A Python file without a word of
-    any rule is not parsed, unless it was named on the command line."""
+    any rule is not parsed, unless it was named on the command line. Without `fixes` (formats
+    that show none) no fix plan is built."""
     decoded = read(candidate.path, candidate.stdin)
     try:
         analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named))
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
-    return report.located(analysis, str(candidate.path))
+    return report.located(analysis, str(candidate.path), fixes)
 
 
 def _located_error(path: Path, error: AnalysisError) -> str:
@@ -83,10 +85,11 @@ def _start_worker(settings: Settings) -> None:
     _WORKER = Session(settings)
 
 
-def _check_one(candidate: Candidate, session: Optional[Session] = None) -> Tuple[List[report.Reported], Optional[str]]:
+def _check_one(candidate: Candidate, session: Optional[Session] = None, fixes: bool = True
+               ) -> Tuple[List[report.Reported], Optional[str]]:
     path = candidate.path
     try:
-        return check_file(candidate, session or _WORKER), None
+        return check_file(candidate, session or _WORKER, fixes), None
     except InputError as error:
         return [], str(error)
     except (KeyboardInterrupt, SystemExit):
@@ -104,22 +107,8 @@ def _jobs(value: str) -> int:
     raise argparse.ArgumentTypeError(f"expected a number of processes or 'auto', got {value!r}")
 
 
-FORMATS = {"concise": report.text, "text": report.text, "full": report.full, "json": report.as_json,
-           "json-lines": report.json_lines, "github": report.github, "junit": report.junit, "gitlab": report.gitlab,
-           "sarif": lambda found, docs: report.sarif(found, Path.cwd().as_uri() + "/", docs)}
-_LINKED = ("json", "json-lines", "sarif")  # formats that link each rule to its documentation
-_FOR_PEOPLE = ("concise", "text", "full")  # colour on a terminal, statistics appended, a summary
-# --statistics replaces the findings in the JSON formats (as ruff's does); text appends (as flake8's)
-STATISTICS = {"json": report.statistics_json, "json-lines": report.statistics_json_lines}
-
-
-def _colour(stream) -> bool:
-    """Colour for a terminal, none when piped or when NO_COLOR is set (no-color.org)."""
-    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb" and stream.isatty()
-
-
 def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
-    if args.statistics and args.format not in (*STATISTICS, *_FOR_PEOPLE):
+    if args.statistics and not report.has_statistics(args.format):
         print(f"flake8-no-apex: --statistics is for the concise, full, json and json-lines formats, not "
               f"{args.format}", file=err)
         return 2
@@ -137,11 +126,12 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if not candidates and not errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
     session = Session(settings)
+    fixes = report.shows_fixes(args.format)
     if args.jobs > 1 and len(candidates) > 1 and not any(candidate.stdin for candidate in candidates):
         with ProcessPoolExecutor(max_workers=args.jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-            outcomes = list(pool.map(_check_one, candidates, chunksize=8))
+            outcomes = list(pool.map(partial(_check_one, fixes=fixes), candidates, chunksize=8))
     else:
-        outcomes = [_check_one(candidate, session) for candidate in candidates]
+        outcomes = [_check_one(candidate, session, fixes) for candidate in candidates]
     items = [item for found, _ in outcomes for item in found]
     errors += [error for _, error in outcomes if error]
     for error in errors:
@@ -155,31 +145,11 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         return _update_baseline(items, args, err) if not errors else 2
     if args.baseline:
         items = new_findings(items, known)
-    _write_report(items, args, out, err, settings.docs_url or report.DOCS)
+    report.write(items, args.format, out, err, docs=settings.docs_url or report.DOCS, with_statistics=args.statistics,
+                 show_fixes=args.show_fixes)
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0
-
-
-def _write_report(items: List[report.Reported], args: argparse.Namespace, out, err, docs: str) -> None:
-    if args.statistics and args.format in STATISTICS:
-        out.write(STATISTICS[args.format](items))
-    elif args.format in _FOR_PEOPLE:
-        out.write(FORMATS[args.format](items, _colour(out)))
-    elif args.format in _LINKED:
-        out.write(FORMATS[args.format](items, docs=docs))
-    else:
-        out.write(FORMATS[args.format](items))
-    if args.format in _FOR_PEOPLE:
-        if args.statistics:
-            out.write(report.statistics(items))
-        if args.show_fixes:
-            fixable: Dict[str, Counter] = {}
-            for item in items:
-                if report.fixable(item):
-                    fixable.setdefault(item.path, Counter())[item.code] += 1
-            out.write(report.enumerate_fixes(fixable, "`flake8-no-apex fix` would fix"))
-        err.write(report.summary(items))
 
 
 def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err) -> int:
@@ -407,7 +377,7 @@ def parser() -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="*", help="files and directories (default: .)")
     _selection_options(check)
-    check.add_argument("--output-format", "--format", dest="format", default="concise", choices=tuple(FORMATS),
+    check.add_argument("--output-format", "--format", dest="format", default="concise", choices=tuple(report.FORMATS),
                        help="concise (flake8's lines; 'text' is the same), full (with the source line), json, "
                             "json-lines, sarif, github, junit or gitlab (default: concise)")
     check.add_argument("-j", "--jobs", default="1", type=_jobs, help="processes to check with, or 'auto' (default: 1)")

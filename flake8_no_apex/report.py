@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from itertools import groupby
+from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, Optional
 from urllib.parse import quote
 
@@ -43,12 +45,13 @@ class Reported:
     level: str = field(default="warning", compare=False)  # SARIF's, from the rule's timeline (Timeline.level)
 
 
-def located(analysis: "Analysis", path: str) -> List[Reported]:
+def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reported]:
     """An analysis's findings with character columns (flake8's are UTF-8 bytes), their ends,
-    their fixes and their levels."""
+    their levels and, with `fixes`, their fixes (building the plans costs more than finding)."""
     source = analysis.source
     found = []
-    for finding, plan in zip(analysis.findings, analysis.plans):
+    plans = analysis.plans if fixes else [None] * len(analysis.findings)
+    for finding, plan in zip(analysis.findings, plans):
         node = finding.site.node
         if node is None:  # YAML and dependency files count characters already
             line, column = finding.line, finding.col + 1
@@ -302,3 +305,51 @@ def sarif(items: List[Reported], root: Optional[str] = None, docs: str = DOCS) -
         "runs": [run],
     }
     return json.dumps(document, indent=2) + "\n"
+
+
+# --- choosing a format -------------------------------------------------------------------------
+FORMATS = {"concise": text, "text": text, "full": full, "json": as_json, "json-lines": json_lines, "github": github,
+           "junit": junit, "gitlab": gitlab, "sarif": sarif}
+_LINKED = ("json", "json-lines", "sarif")  # formats that link each rule to its documentation
+_FOR_PEOPLE = ("concise", "text", "full")  # colour on a terminal, statistics appended, a summary
+# --statistics replaces the findings in the JSON formats (as ruff's does); text appends (as flake8's)
+_STATISTICS = {"json": statistics_json, "json-lines": statistics_json_lines}
+
+
+def has_statistics(output_format: str) -> bool:
+    return output_format in _STATISTICS or output_format in _FOR_PEOPLE
+
+
+def shows_fixes(output_format: str) -> bool:
+    """Whether the format shows what `fix` would do (the [*] marker, the summary, edits)."""
+    return output_format in _FOR_PEOPLE or output_format in _LINKED
+
+
+def colour(stream) -> bool:
+    """Colour for a terminal, none when piped or when NO_COLOR is set (no-color.org)."""
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb" and stream.isatty()
+
+
+def write(items: List[Reported], output_format: str, out, err, docs: str = DOCS, with_statistics: bool = False,
+          show_fixes: bool = False) -> None:
+    """The findings in a format on `out`; for people, the summary line on `err`."""
+    if with_statistics and output_format in _STATISTICS:
+        out.write(_STATISTICS[output_format](items))
+    elif output_format in _FOR_PEOPLE:
+        out.write(FORMATS[output_format](items, colour(out)))
+    elif output_format == "sarif":
+        out.write(sarif(items, Path.cwd().as_uri() + "/", docs))
+    elif output_format in _LINKED:
+        out.write(FORMATS[output_format](items, docs=docs))
+    else:
+        out.write(FORMATS[output_format](items))
+    if output_format in _FOR_PEOPLE:
+        if with_statistics:
+            out.write(statistics(items))
+        if show_fixes:
+            fixable_counts: Dict[str, Counter] = {}
+            for item in items:
+                if fixable(item):
+                    fixable_counts.setdefault(item.path, Counter())[item.code] += 1
+            out.write(enumerate_fixes(fixable_counts, "`flake8-no-apex fix` would fix"))
+        err.write(summary(items))

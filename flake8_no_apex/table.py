@@ -10,14 +10,13 @@ from __future__ import annotations
 import ast
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, FrozenSet, Iterable, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, Mapping, Optional, Protocol, Tuple, Union
 
 from packaging.version import Version
 
 from .spellings import pick, spell
 
 if TYPE_CHECKING:
-    from .fixer import FixContext
     from .resolve import Binding
 
 LIBRARY_NAMES = {
@@ -342,4 +341,9 @@ def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), r
     return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases), note)
 
 
-Fixer = Callable[["FixContext", Finding], Optional[Plan]]  # a rule's fix: a plan, or None to leave it to a person
+class Fixer(Protocol):
+    """A rule's fix: from the round's `fixer.FixContext` (the module, its resolved imports and
+    findings) and one finding, the plan that fixes it, or None to leave it to a person (after
+    `ctx.explain(line, why)` when the reason helps)."""
+
+    def __call__(self, ctx: Any, finding: Finding) -> Optional[Plan]: ...
