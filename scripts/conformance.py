@@ -52,8 +52,9 @@ def environment() -> Path:
 
 def main(argv) -> int:
     python = environment()
-    return subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", str(ROOT / "conformance"), *argv],
-                          cwd=ROOT).returncode
+    # in one process: the default run's `-n auto` (pytest-xdist) is not installed beside the libraries
+    return subprocess.run([str(python), "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=-ra",
+                           str(ROOT / "conformance"), *argv], cwd=ROOT).returncode
 
 
 if __name__ == "__main__":
