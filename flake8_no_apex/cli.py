@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import __version__, docs, report
 from .config import ConfigError, Settings, load
 from .edits import Source
-from .engine import PYTHON, AnalysisError, Document, Session, kind_of
+from .engine import AnalysisError, Document, Session
 from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .fixer import FixError, is_shim
 from .baseline import new_findings, read_baseline, write_baseline
@@ -61,15 +61,13 @@ def check_file(candidate: Candidate, session: Session, fixes: bool = True) -> Li
     decoded = read(candidate.path, candidate.stdin)
     try:
         analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named))
+        return report.located(analysis, str(candidate.path), fixes)
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
-    return report.located(analysis, str(candidate.path), fixes)
 
 
 def _located_error(path: Path, error: AnalysisError) -> str:
-    if str(error).startswith("cannot parse") and kind_of(path.name) == PYTHON:
-        return f"{path}:{error.line}:{error.column}: {error}"
-    return f"{path}: {error}"
+    return f"{path}:{error.line}:{error.column}: {error}" if error.line is not None else f"{path}: {error}"
 
 
 def _internal_error(path: Path, action: str, error: BaseException) -> str:

@@ -38,9 +38,9 @@ def kind_of(name: str) -> str:
 
 class AnalysisError(Exception):
     """A document that cannot be analysed (it does not parse, or nests too deeply): one line,
-    with the position when there is one."""
+    with the position (`line`, `column`) of a syntax error in Python."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1):
+    def __init__(self, message: str, line: Optional[int] = None, column: Optional[int] = None):
         super().__init__(message, line, column)
         self.line, self.column = line, column
 
@@ -127,7 +127,7 @@ class Session:
             found = found + self._filtered(document.path, now.source,
                                            check_dependencies("setup.py", source_text, floors))
         return Analysis(document, now.source, found, floors,
-                        lambda: now.plans() + [None] * (len(found) - len(now.findings)))
+                        lambda: _planned(now) + [None] * (len(found) - len(now.findings)))
 
     def _yaml(self, document: Document, floors: Floors) -> List[Finding]:
         group = is_trainer_group(document.path)
@@ -192,6 +192,11 @@ def _analysing() -> Iterator[None]:
         raise AnalysisError(str(error)) from None
     except (RecursionError, MemoryError):
         raise AnalysisError("cannot analyse: nested too deeply for Python's recursion limit") from None
+
+
+def _planned(now: Round) -> List[Optional[Plan]]:
+    with _analysing():  # plans are built later than the findings, and can meet the same limits
+        return now.plans()
 
 
 def _syntax_check(document: Document) -> None:
