@@ -7,20 +7,18 @@ import shutil
 import sys
 import warnings
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import __version__, docs, report
+from . import __version__, report
 from .config import ConfigError, Settings, load
 from .edits import Source
 from .engine import AnalysisError, Document, Session
 from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .fixer import FixError, is_shim
 from .baseline import new_findings, read_baseline, write_baseline
-from .noqa import add_noqa
 from .rules import CODES, DEFAULT_OFF, RULES
 from .spellings import spell
 from .targets import MetadataWarning, TargetError, parse_option
@@ -126,6 +124,8 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     session = Session(settings)
     fixes = report.shows_fixes(args.format)
     if args.jobs > 1 and len(candidates) > 1 and not any(candidate.stdin for candidate in candidates):
+        from concurrent.futures import ProcessPoolExecutor  # multiprocessing only when asked for
+
         with ProcessPoolExecutor(max_workers=args.jobs, initializer=_start_worker, initargs=(settings,)) as pool:
             outcomes = list(pool.map(partial(_check_one, fixes=fixes), candidates, chunksize=8))
     else:
@@ -162,6 +162,8 @@ def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err
 
 
 def _add_noqa(items: List[report.Reported], candidates: List[Candidate], args: argparse.Namespace, err) -> int:
+    from .noqa import add_noqa
+
     if any(candidate.stdin for candidate in candidates):
         print("flake8-no-apex: --add-noqa writes files: it cannot take standard input", file=err)
         return 2
@@ -309,6 +311,8 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
 
 # --- rules and explain -----------------------------------------------------------------------
 def run_rules(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
+    from . import docs
+
     if args.format == "json":
         out.write(docs.rules_json())
     else:
@@ -318,6 +322,8 @@ def run_rules(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
 
 
 def run_explain(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
+    from . import docs
+
     code = args.code.upper()
     rows = [rule for rule in RULES if rule.code == code]
     if not rows:

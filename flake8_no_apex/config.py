@@ -10,9 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
-from flake8 import utils as flake8_utils
-from flake8.style_guide import Decision, DecisionEngine
-
 from .compat import tomllib
 from .rules import CODES, DEFAULT_OFF
 from .targets import is_file
@@ -79,14 +76,28 @@ class Settings:
         """Whether a code is reported in the file at `path`: flake8's own decision engine, with
         this plugin's code as the extended default selection and its opt-in codes (APX107,
         APX108, APX110) as the extended default ignore list, and the `per-file-ignores` entry
-        flake8 would pick for the file (the longest pattern that matches it)."""
+        flake8 would pick for the file (the longest pattern that matches it). With no selection
+        setting at all, that engine's answer is known (every code but the opt-in ones), and flake8
+        is not even imported."""
+        if self._default_selection():
+            return _selected_by_default
+        from flake8.style_guide import Decision, DecisionEngine
+
         engine = DecisionEngine(argparse.Namespace(
             select=self.select, extend_select=self.extend_select, ignore=self.ignore,
             extend_ignore=[*self.extend_ignore, *self.per_file_codes(path)],
             extended_default_select=["APX"], extended_default_ignore=list(DEFAULT_OFF)))
         return lambda code: engine.decision_for(code) is Decision.Selected
 
+    def _default_selection(self) -> bool:
+        return (self.select is None and self.ignore is None and not self.extend_select and not self.extend_ignore
+                and not self.per_file_ignores)
+
     def per_file_mapping(self) -> List[Tuple[str, List[str]]]:
+        if not self.per_file_ignores:
+            return []
+        from flake8 import utils as flake8_utils
+
         try:
             return flake8_utils.parse_files_to_codes_mapping(self.per_file_ignores)
         except ValueError as error:
@@ -95,12 +106,19 @@ class Settings:
     def per_file_codes(self, path: Optional[Path]) -> List[str]:
         """The codes of the longest `per-file-ignores` pattern matching the file, as flake8 picks
         them (patterns with a slash are relative to the working directory)."""
-        if path is None:
+        if path is None or not self.per_file_ignores:
             return []
+        from flake8 import utils as flake8_utils
+
         matching = [(flake8_utils.normalize_path(pattern), codes) for pattern, codes in self.per_file_mapping()]
         matching = [(pattern, codes) for pattern, codes in matching
                     if flake8_utils.matches_filename(str(path), [pattern], "%(path)s", _QUIET)]
         return max(matching, key=lambda item: len(item[0]))[1] if matching else []
+
+
+def _selected_by_default(code: str) -> bool:
+    """flake8's decision for an APX code when no setting selects or ignores anything."""
+    return code not in DEFAULT_OFF
 
 
 def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:

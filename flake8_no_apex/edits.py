@@ -12,11 +12,12 @@ import bisect
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
-
-from ast_grep_py import SgNode, SgRoot
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from .table import TextEdit
+
+if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete syntax tree
+    from ast_grep_py import SgNode
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
@@ -73,6 +74,8 @@ class Source:
     @property
     def tree(self) -> SgNode:
         if self._tree is None:
+            from ast_grep_py import SgRoot
+
             self._tree = SgRoot(self.text, "python").root()
         return self._tree
 

@@ -16,14 +16,12 @@ from typing import Callable, Iterator, List, Optional
 
 from .checker import RuleIndex, default_index
 from .config import Settings
-from .dependency_files import check_conda, check_dependencies, drop_line, is_conda_environment
 from .edits import Source
 from .files import YAML_SUFFIXES, MalformedFile, is_dependency_file
 from .fixer import FixResult, Round, fix_text, noqa_lines
 from .prefilter import Prefilter, default as default_prefilter
 from .table import Finding, Floors, Grade, Plan
 from .targets import Detector, Targets, parse_option
-from .yaml_configs import check_yaml, is_trainer_group, looks_like_lightning_config
 
 PYTHON, YAML, DEPENDENCIES = "python", "yaml", "dependencies"
 
@@ -100,6 +98,8 @@ class Session:
         kind = document.kind or kind_of(document.path.name)
         if kind == PYTHON:
             return self._python(document)
+        from .dependency_files import check_dependencies, drop_line  # YAML and packaging: only for these files
+
         floors = self.targets(document.path).floors
         source = Source(document.text)
         with _analysing():
@@ -124,12 +124,17 @@ class Session:
                            honour_noqa=self.settings is not None, tree=document.tree)
         found = now.findings
         if document.path.name == "setup.py":  # its requirements too (without a fix: Python is fixed as Python)
+            from .dependency_files import check_dependencies
+
             found = found + self._filtered(document.path, now.source,
                                            check_dependencies("setup.py", source_text, floors))
         return Analysis(document, now.source, found, floors,
                         lambda: _planned(now) + [None] * (len(found) - len(now.findings)))
 
     def _yaml(self, document: Document, floors: Floors) -> List[Finding]:
+        from .dependency_files import check_conda, is_conda_environment
+        from .yaml_configs import check_yaml, is_trainer_group, looks_like_lightning_config
+
         group = is_trainer_group(document.path)
         found = []
         if group or looks_like_lightning_config(document.text):

@@ -49,19 +49,24 @@ class Candidate:
     stdin: bool = False  # the text comes from standard input; `path` is the name it stands for
 
 
-def _excluded(path: Path, patterns: Sequence[str]) -> bool:
-    """flake8's rule: a pattern matches the base name or the absolute path."""
-    if any(fnmatch.fnmatch(path.name, p) for p in patterns):
-        return True
-    try:
-        absolute = str(path.resolve())
-    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13)
-        absolute = os.path.abspath(path)
-    return any(fnmatch.fnmatch(absolute, p) for p in patterns)
+class Exclusions:
+    """flake8's rule: a pattern matches the base name or the absolute path (not resolving
+    links). The patterns are compiled once, the base name is tested first, and a walk gives
+    each directory's absolute path once."""
+
+    def __init__(self, patterns: Sequence[str]):
+        joined = "|".join(fnmatch.translate(os.path.normcase(p)) for p in patterns)
+        self._match = re.compile(joined).match if patterns else None
+
+    def __call__(self, name: str, absolute: str) -> bool:
+        return self._match is not None and bool(
+            self._match(os.path.normcase(name)) or self._match(os.path.normcase(absolute)))
+
+    def path(self, path: Path) -> bool:
+        return self(path.name, os.path.abspath(path))
 
 
-def _wanted(path: Path, other_files: bool) -> bool:
-    name = path.name
+def _wanted(name: str, other_files: bool) -> bool:
     return name.endswith(".py") or (other_files and (name.endswith(YAML_SUFFIXES) or is_dependency_file(name)))
 
 
@@ -76,16 +81,17 @@ def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = F
     `-` is standard input, standing for a file named `stdin_name`."""
     found: List[Candidate] = []
     errors: List[str] = []
+    excluded = Exclusions(exclude)
     for name in names:
         path = Path(name)
         try:
             if name == STDIN:
                 found.append(Candidate(Path(stdin_name), named=True, stdin=True))
             elif path.is_file():
-                if not _excluded(path, exclude):
+                if not excluded.path(path):
                     found.append(Candidate(path, named=True))
             elif path.is_dir():
-                found += _walk(path, exclude, other_files, errors)
+                found += _walk(path, excluded, other_files, errors)
             elif path.is_symlink():
                 errors.append(f"{name}: a symbolic link that leads nowhere (dangling, or a loop)")
             else:
@@ -95,16 +101,16 @@ def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = F
     return found, errors
 
 
-def _walk(root: Path, exclude: Sequence[str], other_files: bool, errors: List[str]) -> Iterator[Candidate]:
+def _walk(root: Path, excluded: Exclusions, other_files: bool, errors: List[str]) -> Iterator[Candidate]:
     def unreadable(error: OSError) -> None:
         errors.append(f"{error.filename}: cannot read the directory: {_why(error)}")
 
     for directory, subdirectories, names in os.walk(root, onerror=unreadable):
-        subdirectories[:] = sorted(d for d in subdirectories if not _excluded(Path(directory, d), exclude))
+        absolute = os.path.abspath(directory)
+        subdirectories[:] = sorted(d for d in subdirectories if not excluded(d, os.path.join(absolute, d)))
         for file in sorted(names):
-            candidate = Path(directory, file)
-            if _wanted(candidate, other_files) and not _excluded(candidate, exclude):
-                yield Candidate(candidate, named=False)
+            if _wanted(file, other_files) and not excluded(file, os.path.join(absolute, file)):
+                yield Candidate(Path(directory, file), named=False)
 
 
 @dataclass

@@ -18,9 +18,6 @@ from dataclasses import replace as replace_fields
 from functools import cached_property
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from flake8.defaults import NOQA_INLINE_REGEXP
-from flake8.utils import parse_comma_separated_list
-
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
 from .resolve import dotted_name
@@ -125,6 +122,9 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
     ranges: Optional[Dict[int, Tuple[int, int]]] = None
     if "noqa" not in source.text.lower():
         return lambda line, code: False
+
+    from flake8.defaults import NOQA_INLINE_REGEXP  # flake8's own rule, read only where a comment says noqa
+    from flake8.utils import parse_comma_separated_list
 
     def suppressed(line: int, code: str) -> bool:
         nonlocal ranges

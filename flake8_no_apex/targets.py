@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import configparser
 import logging
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
+
+if TYPE_CHECKING:  # packaging's requirement parser is imported when metadata is read
+    from packaging.specifiers import SpecifierSet
 
 from .compat import tomllib
 
@@ -57,6 +58,11 @@ class Targets:
         return f"{found} from {', '.join(self.sources) or 'no metadata'}"
 
 
+def _canonical(name: str) -> str:
+    """PEP 503's normalized name (packaging's canonicalize_name, without importing its tags)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 # --- the option ---------------------------------------------------------------------------
 class TargetError(ValueError):
     """A malformed `--apex-target-versions` value."""
@@ -70,7 +76,7 @@ def parse_option(text: str) -> Optional[Targets]:
     floors: Floors = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, version = (s.strip() for s in item.partition("="))
-        library = DISTRIBUTIONS.get(canonicalize_name(name))
+        library = DISTRIBUTIONS.get(_canonical(name))
         if not sep or library is None:
             known = ", ".join(sorted({"torch", "lightning", "transformers"}))
             raise TargetError(f"{item!r}: expected LIBRARY=VERSION with LIBRARY one of {known}, or 'auto'")
@@ -98,6 +104,8 @@ def lower_bound(specifiers: SpecifierSet) -> Optional[Version]:
 def _poetry_specifiers(constraint: str) -> SpecifierSet:
     """Poetry's `^2.1`, `~2.1`, `2.1.*`, `>=2.1,<3` and bare `2.1` as PEP 440 specifiers;
     of alternatives (`^1.13 || ^2.0`) the one admitting the oldest release."""
+    from packaging.specifiers import SpecifierSet
+
     alternatives = []
     for alternative in constraint.split("||"):
         parts = []
@@ -122,11 +130,13 @@ class Declaration:
 
 
 def _from_requirement(text: str, source: str, conditional: bool = False) -> Optional[Declaration]:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         requirement = Requirement(text)
     except InvalidRequirement:
         return None  # editable installs, URLs of other projects, pip options: not ours
-    library = DISTRIBUTIONS.get(canonicalize_name(requirement.name))
+    library = DISTRIBUTIONS.get(_canonical(requirement.name))
     if library is None or requirement.url:
         return None
     conditional = conditional or requirement.marker is not None
