@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete sy
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
+_FSTRING_PREFIX = re.compile(r"(?<![\w])[rRbBuU]?[fFtT][rR]?[\"']")  # f"..", rf'..', Fr"..", t-strings
 
 
 @dataclass
@@ -35,6 +36,7 @@ class Source:
     _by_kind: Dict[str, Dict[Tuple[int, int], SgNode]] = field(default_factory=dict, init=False, repr=False)
     _by_start: Dict[str, Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
+    _parsed: Optional[ast.AST] = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         breaks = list(_NEWLINE.finditer(self.text))
@@ -102,9 +104,15 @@ class Source:
         return self._by_start[kind].get(self.span(node)[0])
 
     def know_fstrings(self, tree: ast.AST) -> None:
-        """Where the f-strings are, from the module's tree (parsed anyway by whoever has it)."""
+        """The module's tree (parsed anyway by whoever has it), for finding the f-strings when an
+        edit first needs them."""
+        self._parsed = tree
+
+    def _find_fstrings(self) -> None:
         self._fstrings = []
-        for node in ast.walk(tree):
+        if not _FSTRING_PREFIX.search(self.text):  # no f-string can start anywhere: no walk
+            return
+        for node in ast.walk(self._parsed if self._parsed is not None else ast.parse(self.text)):
             if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None):
                 start, end = self.span(node)
                 self._fstrings.append((start, end, self.text[start:end].lstrip("rRfFbBuU")[:1]))
@@ -113,7 +121,7 @@ class Source:
         """An edit inside an f-string uses the other quote: before Python 3.12 an f-string's
         expressions cannot contain its own quote character."""
         if self._fstrings is None:
-            self.know_fstrings(ast.parse(self.text))
+            self._find_fstrings()
         inside = [quote for start, end, quote in self._fstrings if start < edit.start and edit.end < end]
         if not inside or inside[-1] not in edit.text:
             return edit

@@ -39,13 +39,9 @@ class FixContext:
     tree: ast.Module
     floors: Floors
     spelled: Dict[str, str]
-    decorators: Set[int]  # ids of decorator expressions
     noqa: Callable[[int, str], bool]  # (line, code) -> suppressed
     bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
     calls: Dict[int, ast.Call]  # id of a callee -> its call
-    # (code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
-    # torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call
-    uncalled: Set[Tuple[str, str]] = field(default_factory=set)
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
@@ -58,6 +54,21 @@ class FixContext:
     def named_in_strings(self) -> Set[str]:
         """Names used through strings: `__all__` entries, string annotations (on demand)."""
         return _named_in_strings(self.tree)
+
+    @cached_property
+    def decorators(self) -> Set[int]:
+        """ids of the module's decorator expressions (on demand: a walk of the whole tree)."""
+        return {id(d) for n in ast.walk(self.tree) for d in getattr(n, "decorator_list", ())}
+
+    @cached_property
+    def uncalled(self) -> Set[Tuple[str, str]]:
+        """(code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
+        torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call."""
+        return {
+            (f.code, f.site.name.rsplit(".", 1)[-1]) for f in self.findings
+            if not isinstance(f.site.node, (ast.alias, ast.ImportFrom)) and id(f.site.node) not in self.decorators
+            and (f.site.call is None or f.site.call.func is not f.site.node)
+        }
 
     @cached_property
     def bound(self) -> Set[str]:
@@ -371,15 +382,9 @@ class Round:
 
     def context(self) -> FixContext:
         self.source.know_fstrings(self.tree)
-        decorators = {id(d) for n in ast.walk(self.tree) for d in getattr(n, "decorator_list", ())}
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
-        uncalled = {
-            (f.code, f.site.name.rsplit(".", 1)[-1]) for f in self.findings
-            if not isinstance(f.site.node, (ast.alias, ast.ImportFrom)) and id(f.site.node) not in decorators
-            and (f.site.call is None or f.site.call.func is not f.site.node)
-        }
-        return FixContext(self.source, self.tree, self.floors, spell(self.floors), decorators, self.noqa, bindings,
-                          self.checker.calls, uncalled, self.findings)
+        return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
+                          self.checker.calls, self.findings)
 
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check
