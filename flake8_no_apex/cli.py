@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import sys
@@ -10,18 +11,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__, report
 from .config import ConfigError, Settings, load
-from .edits import Source
-from .engine import AnalysisError, Document, Session
 from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
-from .fixer import FixError, is_shim
 from .baseline import new_findings, read_baseline, write_baseline
-from .rules import CODES, DEFAULT_OFF, RULES
-from .spellings import spell
+from .cache import DEFAULT_DIRECTORY, Cache
+from .codes import CODES, DEFAULT_OFF
 from .targets import MetadataWarning, TargetError, parse_option
+
+if TYPE_CHECKING:  # the engine is imported when a file must be analysed (not on a warm cached run)
+    from .engine import AnalysisError, Session
+
+# A file's content as checked: (size, modification time in ns, SHA-256), for the cache.
+Stamp = Tuple[int, int, str]
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -52,19 +56,25 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 # --- check -----------------------------------------------------------------------------------
-def check_file(candidate: Candidate, session: Session, fixes: bool = True) -> List[report.Reported]:
-    """Findings of one file, of any kind; raises InputError. A Python file without a word of
-    any rule is not parsed, unless it was named on the command line. Without `fixes` (formats
-    that show none) no fix plan is built."""
+def check_file(candidate: Candidate, session: "Session", fixes: bool = True
+               ) -> Tuple[List[report.Reported], Optional[Stamp]]:
+    """Findings of one file, of any kind, and the file's stamp as it was read; raises
+    InputError. A Python file without a word of any rule is not parsed, unless it was named on
+    the command line. Without `fixes` (formats that show none) no fix plan is built."""
+    from .engine import AnalysisError, Document
+
     decoded = read(candidate.path, candidate.stdin)
     try:
         analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named))
-        return report.located(analysis, str(candidate.path), fixes)
+        found = report.located(analysis, str(candidate.path), fixes)
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
+    seen = decoded.seen
+    stamp = (seen.st_size, seen.st_mtime_ns, hashlib.sha256(decoded.raw).hexdigest()) if seen else None
+    return found, stamp
 
 
-def _located_error(path: Path, error: AnalysisError) -> str:
+def _located_error(path: Path, error: "AnalysisError") -> str:
     return f"{path}:{error.line}:{error.column}: {error}" if error.line is not None else f"{path}: {error}"
 
 
@@ -73,25 +83,30 @@ def _internal_error(path: Path, action: str, error: BaseException) -> str:
     return f"{path}: {action}, internal error ({type(error).__name__}: {error}); please report it"
 
 
-_WORKER: Optional[Session] = None  # a worker process's session, made once by `_start_worker`
+_WORKER: Optional["Session"] = None  # a worker process's session, made once by `_start_worker`
 
 
 def _start_worker(settings: Settings) -> None:
     global _WORKER
+    from .engine import Session
+
     _WORKER = Session(settings)
 
 
-def _check_one(candidate: Candidate, session: Optional[Session] = None, fixes: bool = True
-               ) -> Tuple[List[report.Reported], Optional[str]]:
+Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findings, the file's error, its stamp
+
+
+def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: bool = True) -> Outcome:
     path = candidate.path
     try:
-        return check_file(candidate, session or _WORKER, fixes), None
+        found, stamp = check_file(candidate, session or _WORKER, fixes)
+        return found, None, stamp
     except InputError as error:
-        return [], str(error)
+        return [], str(error), None
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # noqa: B036 (pyo3 panics are BaseException) the file's error, not the run's
-        return [], _internal_error(path, "not checked", error)
+        return [], _internal_error(path, "not checked", error), None
 
 
 def _jobs(value: str) -> int:
@@ -121,20 +136,17 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                                   other_files=True, stdin_name=args.stdin_filename)
     if not candidates and not errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
-    session = Session(settings)
     fixes = report.shows_fixes(args.format)
-    if args.jobs > 1 and len(candidates) > 1 and not any(candidate.stdin for candidate in candidates):
-        from concurrent.futures import ProcessPoolExecutor  # multiprocessing only when asked for
-
-        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-            outcomes = list(pool.map(partial(_check_one, fixes=fixes), candidates, chunksize=8))
-    else:
-        outcomes = [_check_one(candidate, session, fixes) for candidate in candidates]
-    items = [item for found, _ in outcomes for item in found]
-    errors += [error for _, error in outcomes if error]
+    cache = None if args.no_cache or args.show_targets else Cache(Path(args.cache_dir), settings, fixes)
+    outcomes = _checked(candidates, settings, fixes, args.jobs, cache)
+    items = [item for found, _, _ in outcomes for item in found]
+    errors += [error for _, error, _ in outcomes if error]
     for error in errors:
         print(f"flake8-no-apex: {error}", file=err)
     if args.show_targets:
+        from .engine import Session
+
+        session = Session(settings)
         for root in sorted({session.targets(candidate.path).describe() for candidate in candidates}):
             print(f"targets: {root}", file=err)
     if args.add_noqa:
@@ -148,6 +160,37 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0
+
+
+def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs: int, cache: Optional[Cache]
+             ) -> List[Outcome]:
+    """Each candidate's outcome, in order: from the cache where it is valid, else analysed (in
+    `jobs` processes when there are several files to analyse); the cache learns the new ones."""
+    outcomes: List[Optional[Outcome]] = [None] * len(candidates)
+    if cache is not None:
+        for index, candidate in enumerate(candidates):
+            rows = None if candidate.stdin else cache.get(candidate.path, candidate.named)
+            if rows is not None:
+                outcomes[index] = (rows, None, None)
+    missing = [index for index, outcome in enumerate(outcomes) if outcome is None]
+    if missing and jobs > 1 and len(missing) > 1 and not any(candidate.stdin for candidate in candidates):
+        from concurrent.futures import ProcessPoolExecutor  # multiprocessing only when asked for
+
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
+            analysed = list(pool.map(partial(_check_one, fixes=fixes), [candidates[i] for i in missing], chunksize=8))
+    elif missing:
+        from .engine import Session
+
+        session = Session(settings)
+        analysed = [_check_one(candidates[index], session, fixes) for index in missing]
+    for index, outcome in zip(missing, analysed if missing else []):
+        outcomes[index] = outcome
+        found, error, stamp = outcome
+        if cache is not None and error is None and stamp is not None:
+            cache.put(candidates[index].path, candidates[index].named, stamp, found)
+    if cache is not None:
+        cache.save()
+    return [outcome for outcome in outcomes if outcome is not None]
 
 
 def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err) -> int:
@@ -201,9 +244,13 @@ class Summary:
     fixed: Dict[str, Counter] = field(default_factory=dict)  # path -> codes of the findings fixed
 
 
-def fix_file(candidate: Candidate, args: argparse.Namespace, session: Session, summary: Summary, out, report_to,
+def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session", summary: Summary, out, report_to,
              roots: Sequence[Path] = ()) -> None:
     """Fix one file; from standard input, the fixed text goes to `out` (all of it, changed or not)."""
+    from .engine import AnalysisError, Document
+    from .fixer import FixError, is_shim
+    from .spellings import spell
+
     path, stdin = candidate.path, candidate.stdin
     decoded = read(path, stdin)
     try:
@@ -242,6 +289,8 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: Session, s
 def _positions_on_disk(text: str, result) -> Callable:
     """(line, column) of a remaining finding in the file as it is: `--diff` writes nothing, so the
     positions in the fixed text would point at the wrong lines."""
+    from .edits import Source
+
     fixed, original = Source(result.text), Source(text)
 
     def position(finding) -> Tuple[int, int]:
@@ -272,6 +321,8 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                                           stdin_name=args.stdin_filename)
     if not candidates and not summary.errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
+    from .engine import Session
+
     session = Session(settings)
     for error in summary.errors:
         print(f"flake8-no-apex: {error}", file=err)
@@ -325,6 +376,8 @@ def run_explain(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int
     from . import docs
 
     code = args.code.upper()
+    from .rules import RULES
+
     rows = [rule for rule in RULES if rule.code == code]
     if not rows:
         print(f"flake8-no-apex: unknown code {args.code!r}; known: {', '.join(CODES)}", file=err)
@@ -399,6 +452,10 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--add-noqa", action="store_true",
                        help="write `# noqa: APXnnn` where each finding is, to adopt the gate before the migration "
                             "is done")
+    check.add_argument("--no-cache", action="store_true",
+                       help="analyse every file afresh, without reading or writing the cache")
+    check.add_argument("--cache-dir", default=DEFAULT_DIRECTORY, metavar="DIR",
+                       help=f"where each file's findings are kept between runs (default: {DEFAULT_DIRECTORY})")
     check.add_argument("--show-targets", action="store_true",
                        help="print the version targets used, and where they were read from")
     check.set_defaults(run=run_check)

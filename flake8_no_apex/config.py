@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Tuple
 
 from .compat import tomllib
-from .rules import CODES, DEFAULT_OFF
+from .codes import CODES, DEFAULT_OFF
 from .targets import is_file
 
 
 # flake8's default exclusions, and the trees a tool that writes must never touch
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs", "*.egg",
-                   ".venv", "venv", "site-packages", "node_modules", "build", "dist")
+                   ".venv", "venv", "site-packages", "node_modules", "build", "dist", ".flake8-no-apex-cache")
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
 _QUIET = logging.getLogger("flake8_no_apex.per_file_ignores")
 KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",

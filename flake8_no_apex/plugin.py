@@ -8,7 +8,7 @@ from typing import Iterator, List, Optional, Tuple, Type
 
 from . import __version__
 from .engine import PYTHON, Document, Session
-from .rules import DEFAULT_OFF
+from .codes import DEFAULT_OFF
 from .targets import TargetError, Targets, parse_option
 
 

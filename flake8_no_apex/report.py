@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 from urllib.parse import quote
 
 from . import __version__
-from .rules import RULES
 
 if TYPE_CHECKING:
     from .engine import Analysis
@@ -123,6 +122,8 @@ def enumerate_fixes(fixed: Dict[str, Counter], verb: str) -> str:
     total = sum(sum(counts.values()) for counts in fixed.values())
     if not total:
         return ""
+    from .rules import RULES
+
     titles = {rule.code: rule.title for rule in reversed(RULES)}
     lines = [f"{verb} {total} {'finding' if total == 1 else 'findings'}:"]
     for path, counts in fixed.items():
@@ -236,6 +237,8 @@ def github(items: List[Reported]) -> str:
 def _rule_metadata(readme: str = DOCS) -> List[Dict[str, object]]:
     """One SARIF rule per code, its rows' titles, docs and fix grades joined."""
     rules = []
+    from .rules import RULES
+
     for code, rows in groupby(RULES, key=lambda rule: rule.code):
         rows = list(rows)
         titles = "; ".join(dict.fromkeys(r.title for r in rows))

@@ -204,13 +204,17 @@ def _setup_cfg(path: Path) -> Iterator[Tuple[str, bool]]:
         yield from ((line.strip(), False) for line in value.splitlines() if line.strip())
 
 
+def metadata_files(root: Path) -> List[Path]:
+    """The files of a project root that the targets are read from (those that exist or not)."""
+    files = [root / "pyproject.toml", root / "setup.cfg"]
+    return files + sorted(p for pattern in _REQUIREMENT_FILES for p in root.glob(pattern))
+
+
 def declarations(root: Path) -> List[Declaration]:
     """Every declaration of a library the rules know, in the metadata files of `root`.
     A malformed file is skipped with a MetadataWarning."""
     found: List[Declaration] = []
-    files = [root / "pyproject.toml", root / "setup.cfg"]
-    files += sorted(p for pattern in _REQUIREMENT_FILES for p in root.glob(pattern))
-    for path in files:
+    for path in metadata_files(root):
         if not is_file(path):
             continue
         try:
@@ -276,7 +280,7 @@ class Detector:
         self._targets: Dict[Path, Targets] = {}
 
     def __call__(self, filename: str) -> Targets:
-        root = self._root(Path(filename).resolve().parent)
+        root = self.root_of(filename)
         if root is None:
             return Targets({})
         if root not in self._targets:
@@ -284,6 +288,10 @@ class Detector:
             self._targets[root] = Targets(targets.floors, tuple(str(root / s) for s in targets.sources))
             LOG.info("flake8-no-apex: targets for %s: %s", root, self._targets[root].describe())
         return self._targets[root]
+
+    def root_of(self, filename: str) -> Optional[Path]:
+        """The project root whose metadata gives the file's targets (None: no project)."""
+        return self._root(Path(filename).resolve().parent)
 
     def _root(self, directory: Path) -> Optional[Path]:
         if directory not in self._roots:

@@ -91,3 +91,10 @@ def test_the_documented_after_is_exactly_what_fix_writes(rule):
     document = Document(Path(EXAMPLE_FILE[rule.language]), rule.before)
     session = Session(Settings(select=["APX", rule.code]))  # an opt-in code too
     assert session.fix(document, unsafe=rule.fix.grade is not Grade.SAFE).text == rule.after
+
+
+def test_the_code_constants_are_the_tables():
+    """`codes.py` lets settings and a warm run name the codes without building the table."""
+    from flake8_no_apex import codes, rules
+
+    assert list(codes.CODES) == rules.CODES and list(codes.DEFAULT_OFF) == rules.DEFAULT_OFF

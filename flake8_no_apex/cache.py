@@ -1,0 +1,136 @@
+"""The cache of `check` (ruff's idea): each file's findings, kept under `.flake8-no-apex-cache/`
+and reused while nothing they depend on has changed, so a run over an unchanged tree reads,
+stats and hashes files and never imports the engine.
+
+An entry is found by the file's path (and whether it was named on the command line) in the
+cache file of one fingerprint: the tool's own code (a hash of the package's sources, so a new
+rule or fix invalidates everything), the settings that change findings, the working directory
+and whether the output shows fixes. It is valid while the file's size and modification time
+are the same, or, when they changed, its content hash is; and while the project metadata its
+version targets come from (the project root, and the size and time of each metadata file
+there) is the same. Files that could not be checked are never cached. The cache file is written
+atomically (a temporary file renamed over it), so concurrent runs never see half a file; a
+cache that cannot be read is ignored and rebuilt.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import __version__
+from .config import Settings
+from .report import Reported
+from .targets import Detector, metadata_files
+
+DEFAULT_DIRECTORY = ".flake8-no-apex-cache"
+_FORMAT = 1  # the layout of the cache file
+
+
+def _code_hash() -> str:
+    """The package's own sources: any change to a rule, a fix or the engine changes it."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fingerprint(settings: Settings, fixes: bool) -> str:
+    """What every entry of one cache file shares."""
+    keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "targets")
+    given = {key: getattr(settings, key) for key in keys}
+    described = json.dumps([_FORMAT, _code_hash(), given, os.getcwd(), fixes], sort_keys=True, default=str)
+    return hashlib.sha256(described.encode()).hexdigest()[:24]
+
+
+class Cache:
+    def __init__(self, directory: Path, settings: Settings, fixes: bool):
+        self.directory = directory
+        self.file = directory / f"{fingerprint(settings, fixes)}.json"
+        self.explicit_targets = settings.targets.strip() not in ("", "auto")
+        self.detect = Detector()
+        self._by_directory: Dict[str, Optional[list]] = {}
+        self.entries: Dict[str, dict] = self._load()
+        self.changed = False
+
+    def _load(self) -> Dict[str, dict]:
+        try:
+            entries = json.loads(self.file.read_text(encoding="utf-8"))
+            return entries if isinstance(entries, dict) else {}
+        except (OSError, ValueError):  # none yet, unreadable or corrupt: start afresh
+            return {}
+
+    @staticmethod
+    def key(path: Path, named: bool) -> str:
+        return f"{'named' if named else 'found'}:{path}"
+
+    def _metadata(self, path: Path) -> Optional[list]:
+        """Where the file's version targets come from, as a comparable value (once per directory)."""
+        if self.explicit_targets:
+            return None
+        directory = os.path.dirname(path)
+        if directory not in self._by_directory:
+            self._by_directory[directory] = self._stamps(path)
+        return self._by_directory[directory]
+
+    def _stamps(self, path: Path) -> Optional[list]:
+        root = self.detect.root_of(str(path))
+        if root is None:
+            return None
+        stamps = []
+        for file in metadata_files(root):
+            try:
+                status = file.stat()
+                stamps.append([file.name, status.st_size, status.st_mtime_ns])
+            except OSError:
+                continue
+        return [str(root), stamps]
+
+    def get(self, path: Path, named: bool) -> Optional[List[Reported]]:
+        entry = self.entries.get(self.key(path, named))
+        if entry is None:
+            return None
+        try:
+            status = path.stat()
+            if [status.st_size, status.st_mtime_ns] != entry["stat"]:
+                if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+                    return None
+                entry["stat"] = [status.st_size, status.st_mtime_ns]  # touched, not changed
+                self.changed = True
+            if self._metadata(path) != entry["metadata"]:
+                return None
+            return [Reported(**row) for row in entry["rows"]]
+        except (OSError, KeyError, TypeError):
+            return None
+
+    def put(self, path: Path, named: bool, stamp: Tuple[int, int, str], rows: List[Reported]) -> None:
+        """Keep a file's findings, with its stamp (size, time, hash) as it was read, not as it is
+        now: a file written meanwhile is then found changed on the next run."""
+        size, mtime_ns, sha256 = stamp
+        self.entries[self.key(path, named)] = {
+            "stat": [size, mtime_ns], "sha256": sha256, "metadata": self._metadata(path),
+            "rows": [asdict(row) for row in rows]}
+        self.changed = True
+
+    def save(self) -> None:
+        """Write the cache file atomically; a cache that cannot be written is skipped in silence
+        (the run's findings are right either way)."""
+        if not self.changed:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            ignore = self.directory / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# made by flake8-no-apex: the cache is never committed\n*\n")
+            descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+                json.dump(self.entries, stream, separators=(",", ":"))
+            os.replace(temporary, self.file)
+        except OSError:
+            return

@@ -1,0 +1,90 @@
+"""check's cache: the same output as an uncached run, no engine on a warm run, and every
+change that matters seen (the file, its project's metadata, the settings, the tool)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import COMMAND
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
+CACHE = ".flake8-no-apex-cache"
+
+
+def check(cwd: Path, *args: str, importtime: bool = False) -> subprocess.CompletedProcess:
+    command = [COMMAND[0], *(["-X", "importtime"] if importtime else []), *COMMAND[1:], "check", *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=2.4"]\n')
+    (tmp_path / "src").mkdir()
+    shutil.copy(EXAMPLE, tmp_path / "src" / "train.py")
+    (tmp_path / "src" / "clean.py").write_text("x = 1\n")
+    (tmp_path / "requirements.txt").write_text("apex @ git+https://github.com/NVIDIA/apex\n")
+    (tmp_path / "config.yaml").write_text("trainer:\n  amp_backend: apex\n")
+    return tmp_path
+
+
+@pytest.mark.parametrize("output_format", ["concise", "json", "sarif"])
+def test_a_warm_run_prints_exactly_what_an_uncached_run_prints(project, output_format):
+    uncached = check(project, "--output-format", output_format, "--no-cache")
+    assert not (project / CACHE).exists()  # --no-cache writes nothing
+    cold = check(project, "--output-format", output_format)
+    warm = check(project, "--output-format", output_format)
+    assert uncached.stdout and uncached.returncode == cold.returncode == warm.returncode == 1
+    assert uncached.stdout == cold.stdout == warm.stdout and uncached.stderr == cold.stderr == warm.stderr
+
+
+def test_a_warm_run_imports_no_engine_and_the_cache_is_git_ignored(project):
+    check(project)
+    warm = check(project, importtime=True)
+    imported = {line.split("|")[-1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
+    assert "flake8_no_apex.engine" not in imported and "flake8_no_apex.rules" not in imported
+    assert not {"ast_grep_py", "yaml", "multiprocessing"} & imported
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=project,
+                            capture_output=True, text=True, check=True).stdout
+    assert "pyproject.toml" in status and CACHE not in status  # the .gitignore inside it keeps it out
+
+
+def test_what_changes_findings_is_seen(project):
+    train = project / "src" / "train.py"
+    first = check(project).stdout
+    train.write_text(train.read_text() + "\nwith torch.cuda.amp.autocast():\n    pass\n")
+    assert check(project).stdout.count("APX201") == first.count("APX201") + 1  # a changed file
+    again = check(project).stdout
+    os.utime(train, ns=(1, 1))  # touched, same content: still right, from the cache
+    assert check(project).stdout == again
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["torch>=2.1"]\n')
+    older = check(project).stdout  # torch 2.1 has no torch.amp.GradScaler("cuda"): other advice
+    assert older != again and check(project).stdout == older
+    assert "APX201" not in check(project, "--extend-ignore", "APX201").stdout  # other settings, other entries
+
+
+def test_a_corrupt_cache_is_ignored_and_rebuilt(project):
+    expected = check(project, "--no-cache").stdout
+    check(project)
+    for file in (project / CACHE).glob("*.json"):
+        file.write_text("{not json")
+    assert check(project).stdout == expected
+    assert all(isinstance(json.loads(f.read_text()), dict) for f in (project / CACHE).glob("*.json"))
+
+
+def test_the_cache_directory_can_be_moved(project, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "cache"
+    check(project, "--cache-dir", str(elsewhere))
+    assert list(elsewhere.glob("*.json")) and not (project / CACHE).exists()
+
+
+def test_files_that_could_not_be_checked_are_not_cached(project):
+    (project / "src" / "broken.py").write_text("import torch\ntorch.cuda.amp.autocast(\n")
+    for _ in range(2):
+        result = check(project)
+        assert result.returncode == 2 and "broken.py:2:" in result.stderr
