@@ -164,8 +164,8 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
 
 def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs: int, cache: Optional[Cache]
              ) -> List[Outcome]:
-    """Each candidate's outcome, in order: from the cache where it is valid, else analysed (in
-    `jobs` processes when there are several files to analyse); the cache learns the new ones."""
+    """Each candidate's outcome, in order: from the cache where it is valid, else analysed; the
+    cache learns the new ones."""
     outcomes: List[Optional[Outcome]] = [None] * len(candidates)
     if cache is not None:
         for index, candidate in enumerate(candidates):
@@ -173,17 +173,7 @@ def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs:
             if rows is not None:
                 outcomes[index] = (rows, None, None)
     missing = [index for index, outcome in enumerate(outcomes) if outcome is None]
-    if missing and jobs > 1 and len(missing) > 1 and not any(candidate.stdin for candidate in candidates):
-        from concurrent.futures import ProcessPoolExecutor  # multiprocessing only when asked for
-
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(settings,)) as pool:
-            analysed = list(pool.map(partial(_check_one, fixes=fixes), [candidates[i] for i in missing], chunksize=8))
-    elif missing:
-        from .engine import Session
-
-        session = Session(settings)
-        analysed = [_check_one(candidates[index], session, fixes) for index in missing]
-    for index, outcome in zip(missing, analysed if missing else []):
+    for index, outcome in (_analysed(candidates, missing, settings, fixes, jobs) if missing else {}).items():
         outcomes[index] = outcome
         found, error, stamp = outcome
         if cache is not None and error is None and stamp is not None:
@@ -191,6 +181,47 @@ def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs:
     if cache is not None:
         cache.save()
     return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _analysed(candidates: List[Candidate], missing: List[int], settings: Settings, fixes: bool, jobs: int
+              ) -> Dict[int, Outcome]:
+    """The outcomes of the files the cache could not give: in other processes when enough of
+    them pass the pre-filter to pay for the processes, the rest in this one."""
+    from .engine import Session
+
+    session = Session(settings)
+    heavy = _worth_a_process(candidates, missing, session, jobs)
+    analysed: Dict[int, Outcome] = {}
+    if heavy:
+        from concurrent.futures import ProcessPoolExecutor  # multiprocessing only when it pays
+
+        processes = min(jobs, len(heavy) // _FILES_PER_PROCESS)
+        with ProcessPoolExecutor(max_workers=processes, initializer=_start_worker, initargs=(settings,)) as pool:
+            work = pool.map(partial(_check_one, fixes=fixes), [candidates[i] for i in heavy], chunksize=4)
+            analysed.update(zip(heavy, work))
+    for index in missing:
+        if index not in analysed:
+            analysed[index] = _check_one(candidates[index], session, fixes)
+    return analysed
+
+
+_FILES_PER_PROCESS = 32  # a process costs its start and imports: worth it only for this many files to analyse
+
+
+def _worth_a_process(candidates: List[Candidate], missing: List[int], session: "Session", jobs: int) -> List[int]:
+    """The files to analyse in other processes: those the pre-filter lets through (the others
+    cost a read), when there are enough of them to pay for the processes; else none."""
+    if jobs < 2 or any(candidates[i].stdin for i in missing) or len(missing) < 2 * _FILES_PER_PROCESS:
+        return []
+    heavy = []
+    for index in missing:
+        try:
+            text = read(candidates[index].path).text
+        except InputError:
+            continue  # said by the in-process check of that file
+        if not candidates[index].path.name.endswith(".py") or session.prefilter.may_match(text):
+            heavy.append(index)
+    return heavy if len(heavy) >= 2 * _FILES_PER_PROCESS else []
 
 
 def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err) -> int:

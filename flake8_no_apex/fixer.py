@@ -281,14 +281,16 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
     is still used; `import a.b` also loads `a.b`, so it stays while code still reaches `a.b`
     through another import of `a`: all of these stay. A block whose every statement goes keeps
     a `pass`."""
-    guarded = _in_try(ctx.tree)
-    named = ctx.named_in_strings
+    if not released:  # no fix rewrote a use: no import can have lost its last one
+        return []
+    guarded: Optional[Set[int]] = None
     reached = None
     removable = {}
     for key, alias, statement, binding in _import_keys(checker):
         name = alias.asname or alias.name.split(".")[0]
-        if binding.uses or key not in used_before or name not in released or name in named:
+        if binding.uses or key not in used_before or name not in released or name in ctx.named_in_strings:
             continue
+        guarded = _in_try(ctx.tree) if guarded is None else guarded
         if id(statement) in guarded:
             continue
         if isinstance(statement, ast.Import) and "." in alias.name and not alias.asname:
@@ -458,7 +460,7 @@ def fix_text(
                 result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
         result.rounds.append(sorted(edits))
-    result.remaining = Round.of(result.text, floors, selected, index).findings
+    result.remaining = now.findings  # the last round analysed the text as it is now, and found nothing to do
     result.shims = sum(1 for f in result.remaining if is_shim(f))
     return result
 

@@ -111,12 +111,19 @@ def test_github_annotations_follow_the_workflow_command_syntax(tmp_path):
 
 
 def test_statistics_and_parallel_jobs(tmp_path):
-    for i in range(6):
+    """Processes only where they pay: 66 files to analyse use them, 6 stay in one process."""
+    for i in range(66):
         shutil.copy(EXAMPLE, tmp_path / f"train{i}.py")
-    serial = check(tmp_path, "--statistics")
-    parallel = check(tmp_path, "-j", "2", "--statistics")
-    assert sorted(serial.stdout.splitlines()) == sorted(parallel.stdout.splitlines())
-    assert re.search(r"^6\s+APX101 apex\.amp\.initialize", serial.stdout, re.MULTILINE)
+    serial = check(tmp_path, "--statistics", "--no-cache")
+    parallel = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], "check", "-j", "2", "--statistics",
+                               "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
+    assert serial.stdout == parallel.stdout and "concurrent.futures.process" in parallel.stderr
+    assert re.search(r"^66\s+APX101 apex\.amp\.initialize", serial.stdout, re.MULTILINE)
+    for i in range(6, 66):
+        (tmp_path / f"train{i}.py").unlink()
+    small = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], "check", "-j", "2", "--no-cache"],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert small.returncode == 1 and "concurrent.futures.process" not in small.stderr
 
 
 def test_noqa_and_config_files(tmp_path):
