@@ -51,8 +51,18 @@ class Prefilter:
     def __init__(self, rules: Iterable[Rule]):
         self.needs = requirements(rules)
         self.words = frozenset(word for need in self.needs for group in need for word in group)
+        # Every need has a group of library import roots (no symbol is reached without importing
+        # its library): a file in which none of them occurs even as a substring fails every need.
+        # A few substring searches (in C, no allocation) rule out most files before the split.
+        roots = {root for group in LIBRARY_ROOTS.values() for root in group}
+        gates = [next((group for group in need if group <= roots), None) for need in self.needs]
+        words = set().union(*gates) if gates and None not in gates else set()
+        # a root inside another root is found by it: `lightning` covers `pytorch_lightning`
+        self.gate = tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
 
     def may_match(self, source: str) -> bool:
+        if self.gate and not any(word in source for word in self.gate):
+            return False
         present = self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
         return any(all(group & present for group in need) for need in self.needs)
 

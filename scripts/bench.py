@@ -1,31 +1,39 @@
-"""Speed, as ratios measured in one run on real code (never absolute seconds in tests).
+"""Speed, as ratios of paired runs in one invocation (never absolute seconds in tests).
 
-    python scripts/bench.py [TREE]
+    python scripts/bench.py [--runs N] [TREE]
 
-TREE defaults to the regression corpus (pytorch-lightning 1.8.6, fetched by
-tests/corpus.py). Prints:
-- flake8 -j1 with the plugin / flake8 -j1 without it (the plugin's cost to a flake8 user);
-- the plugin's own time (pre-filter + walk) / ast.parse of the same files;
-- the share of files the pre-filter rules out before any walk;
-- `flake8-no-apex check` / `flake8 --select APX` (the standalone command against its peer);
-- fixing a file with 4,000 fixes / one with 500 (CPU time; linear is 8x).
-Each timing is the best of --repeat runs, to damp the noise of a shared machine.
+TREE defaults to the regression corpus (pytorch-lightning 1.8.6 from PyPI, fetched by
+tests/corpus.py: the worst case, it implements the deprecated APIs itself). Each line is the
+median, over N pairs run A B A B ..., of A's CPU time (user + system, from the kernel's account
+of the finished process) over B's, and the same for wall time:
+
+- cold `check` (no cache) and warm `check` (nothing changed) vs `ruff check --select NPY201
+  --no-cache` (one ruff rule: the yardstick of a fast linter), when ruff is installed;
+- `fix --diff` vs cold `check`;
+- flake8 -j1 with the plugin vs without it, on the tree and on a corpus without AMP code (the
+  top-level modules of this Python's standard library);
+- peak memory of a cold `check`, and its CPU time and memory on 4 copies of the tree vs 1;
+- fixing a module with 4,000 fixes vs one with 500 (in this process; linear is 8x).
+
+Run it on an idle machine if you can; pairing keeps the ratios meaningful on a busy one.
 """
 from __future__ import annotations
 
 import argparse
-import ast
+import os
+import shutil
+import statistics
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
+from typing import List, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import corpus  # noqa: E402
-from flake8_no_apex.checker import check_tree  # noqa: E402
-from flake8_no_apex.fixer import fix_text  # noqa: E402
-from flake8_no_apex.prefilter import default as default_prefilter  # noqa: E402
 
 # flake8 has no switch to turn one plugin off: drop ours from the plugins it finds.
 WITHOUT_PLUGIN = """
@@ -36,30 +44,97 @@ finder.find_plugins = lambda *a, **k: [p for p in found(*a, **k) if p.package !=
 from flake8.main.cli import main
 sys.exit(main())
 """
+TOOL = [sys.executable, "-m", "flake8_no_apex"]
 
 
-def best_of(repeat: int, run) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+def measure(command: Sequence[str], cwd: Path) -> Tuple[float, float, float]:
+    """(CPU seconds, wall seconds, peak MiB) of one run, from the kernel's account of the child."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
-def flake8_time(tree: Path, repeat: int, with_plugin: bool, *options: str) -> float:
-    command = [sys.executable, "-m", "flake8"] if with_plugin else [sys.executable, "-c", WITHOUT_PLUGIN]
-    command += ["--isolated", "-j1", "--exit-zero", "--format=%(code)s", *options, str(tree)]
-    return best_of(repeat, lambda: subprocess.run(command, capture_output=True, check=True))
+def paired(a: Sequence[str], b: Sequence[str], runs: int, cwd: Path) -> Tuple[float, float, float]:
+    """Medians of A/B in CPU and in wall time over `runs` pairs (after one warm-up each), and
+    A's median peak memory."""
+    measure(a, cwd)
+    measure(b, cwd)
+    cpu, wall, peak = [], [], []
+    for _ in range(runs):
+        a_cpu, a_wall, a_peak = measure(a, cwd)
+        b_cpu, b_wall, _ = measure(b, cwd)
+        cpu.append(a_cpu / b_cpu)
+        wall.append(a_wall / b_wall)
+        peak.append(a_peak)
+    return statistics.median(cpu), statistics.median(wall), statistics.median(peak)
 
 
-def check_time(tree: Path, repeat: int) -> float:
-    command = [sys.executable, "-m", "flake8_no_apex", "check", "--exit-zero", "-j", "1", str(tree)]
-    return best_of(repeat, lambda: subprocess.run(command, capture_output=True, check=True))
+def ruff() -> List[str]:
+    found = shutil.which("ruff") or shutil.which("ruff", path=str(Path(sys.executable).parent))
+    return [found] if found else []
 
 
-def fix_seconds(fixes: int, repeat: int) -> float:
-    """CPU time to fix a module with `fixes` independent fixes."""
+def copies(tree: Path, count: int, into: Path) -> Path:
+    root = into / f"x{count}"
+    for index in range(count):
+        shutil.copytree(tree, root / f"copy{index}", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tree", nargs="?", type=Path)
+    parser.add_argument("--runs", type=int, default=5, help="pairs per comparison (default: 5)")
+    args = parser.parse_args()
+    tree = (args.tree or corpus.ensure() or sys.exit("no tree given and the corpus could not be downloaded"))
+    tree = tree.resolve()
+    files = sorted(tree.rglob("*.py"))
+    lines = sum(path.read_bytes().count(b"\n") for path in files)
+    print(f"tree: {tree} ({len(files)} files, {lines} lines), {args.runs} pairs per line, medians")
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        cache = work / "cache"
+        cold = [*TOOL, "check", "--exit-zero", "--no-cache", str(tree)]
+        warm = [*TOOL, "check", "--exit-zero", "--cache-dir", str(cache), str(tree)]
+        subprocess.run(warm, cwd=work, capture_output=True)  # fills the cache
+        yardstick = ruff()
+        if yardstick:
+            one_rule = [*yardstick, "check", "--select", "NPY201", "--no-cache", "--exit-zero", "--quiet", str(tree)]
+            for name, command in (("cold check", cold), ("warm check", warm)):
+                cpu, wall, peak = paired(command, one_rule, args.runs, work)
+                print(f"{name} / ruff --select NPY201: CPU {cpu:.2f}x, wall {wall:.2f}x (peak {peak:.0f} MiB)")
+        else:
+            print("ruff is not installed: no yardstick (pip install ruff)")
+        diff = [*TOOL, "fix", "--diff", str(tree)]
+        cpu, wall, _ = paired(diff, cold, args.runs, work)
+        print(f"fix --diff / cold check: CPU {cpu:.2f}x, wall {wall:.2f}x")
+
+        stdlib = work / "stdlib"
+        stdlib.mkdir()
+        for module in Path(sysconfig.get_paths()["stdlib"]).glob("*.py"):
+            shutil.copy(module, stdlib / module.name)
+        for name, where, runs in (("the tree", tree, max(3, args.runs // 2)), ("the standard library", stdlib, 3)):
+            options = ["--isolated", "-j1", "--exit-zero", "--format=%(code)s", str(where)]
+            cpu, wall, _ = paired([sys.executable, "-m", "flake8", *options],
+                                  [sys.executable, "-c", WITHOUT_PLUGIN, *options], runs, work)
+            print(f"flake8 -j1 with the plugin / without it, on {name}: CPU {cpu:.3f}x, wall {wall:.3f}x")
+
+        four = copies(tree, 4, work)
+        one = copies(tree, 1, work)
+        scale_cpu, _, peak_four = paired([*TOOL, "check", "--exit-zero", "--no-cache", str(four)],
+                                         [*TOOL, "check", "--exit-zero", "--no-cache", str(one)], args.runs, work)
+        _, _, peak_one = paired([*TOOL, "check", "--exit-zero", "--no-cache", str(one)], cold, 1, work)
+        print(f"cold check of 4 copies / of 1: CPU {scale_cpu:.2f}x (linear: 4x), "
+              f"peak memory {peak_four:.0f} / {peak_one:.0f} MiB")
+    print(f"fix of 4,000 fixes / of 500 fixes: {fix_seconds(4000) / fix_seconds(500):.1f}x (linear: 8x)")
+
+
+def fix_seconds(fixes: int, repeat: int = 3) -> float:
+    """CPU time to fix a module with `fixes` independent fixes (the best of `repeat`)."""
+    from flake8_no_apex.fixer import fix_text
+
     source = "import torch\n" + "".join(f"s{i} = torch.cuda.amp.GradScaler()\n" for i in range(fixes))
     times = []
     for _ in range(repeat):
@@ -67,42 +142,6 @@ def fix_seconds(fixes: int, repeat: int) -> float:
         fix_text(source)
         times.append(time.process_time() - start)
     return min(times)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("tree", nargs="?", type=Path)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    tree = args.tree or corpus.ensure()
-    if tree is None:
-        sys.exit("no tree given and the corpus could not be downloaded")
-
-    sources = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(tree.rglob("*.py"))]
-    trees = [ast.parse(s) for s in sources]
-    lines = sum(s.count("\n") for s in sources)
-    prefilter = default_prefilter()
-
-    def plugin_work() -> None:
-        for source, module in zip(sources, trees):
-            if prefilter.may_match(source):
-                check_tree(module)
-
-    parse = best_of(args.repeat, lambda: [ast.parse(s) for s in sources])
-    plugin = best_of(args.repeat, plugin_work)
-    walked = sum(map(prefilter.may_match, sources))
-    bare = flake8_time(tree, args.repeat, with_plugin=False)
-    full = flake8_time(tree, args.repeat, with_plugin=True)
-    selected = flake8_time(tree, args.repeat, True, "--select", "APX")
-    standalone = check_time(tree, args.repeat)
-
-    print(f"tree: {tree} ({len(sources)} files, {lines} lines)")
-    print(f"pre-filter: walks {walked}/{len(sources)} files ({1 - walked / len(sources):.0%} ruled out)")
-    print(f"plugin work / ast.parse of every file: {plugin / parse:.2f}x")
-    print(f"flake8 -j1 with the plugin / without it: {full / bare:.3f}x")
-    print(f"flake8-no-apex check / flake8 -j1 --select APX: {standalone / selected:.2f}x")
-    print(f"fix of 4,000 fixes / of 500 fixes: {fix_seconds(4000, args.repeat) / fix_seconds(500, args.repeat):.1f}x "
-          "(linear: 8x)")
 
 
 if __name__ == "__main__":
