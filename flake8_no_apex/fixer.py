@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from functools import cached_property
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
@@ -69,6 +69,11 @@ class FixContext:
             if not isinstance(f.site.node, (ast.alias, ast.ImportFrom)) and id(f.site.node) not in self.decorators
             and (f.site.call is None or f.site.call.func is not f.site.node)
         }
+
+    def binds(self, name: str) -> bool:
+        """Whether the module binds `name` anywhere (a name its text never spells is not bound:
+        no walk)."""
+        return name in self.source.text and name in self.bound
 
     @cached_property
     def bound(self) -> Set[str]:
@@ -226,9 +231,10 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _named_in_strings(tree: ast.Module) -> Set[str]:
-    """Names a module uses through strings: `__all__` entries and string annotations."""
+    """Names a module uses through strings: `__all__` entries and string annotations (both are
+    parts of statements: only statements are walked, not the expressions inside them)."""
     strings: List[ast.AST] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
                 isinstance(t, ast.Name) and t.id == "__all__"
                 for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
@@ -243,6 +249,19 @@ def _named_in_strings(tree: ast.Module) -> Set[str]:
     return {word for expression in strings if expression is not None for constant in ast.walk(expression)
             if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
             for word in _WORD.findall(constant.value)}
+
+
+def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement of the module, at any depth (bodies of functions, classes, branches,
+    loops, handlers and match cases)."""
+    stack: List[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for field_name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, field_name, None) or ())
+        for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
+            stack.extend(part.body)
 
 
 def _bound_names(tree: ast.Module) -> Set[str]:

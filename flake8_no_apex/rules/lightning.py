@@ -110,7 +110,7 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
     binding = ctx.binding(alias)
     if package is None or binding is None or getattr(alias, "lineno", None) is None or not binding.uses:
         return None
-    if alias.asname is None and (old in ctx.named_in_strings or new in ctx.bound):
+    if alias.asname is None and (old in ctx.named_in_strings or ctx.binds(new)):
         return None
     if any(ctx.noqa(use.lineno, "APX007") for use in binding.uses):
         return None
