@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Dict, Iterable, List, Optional, Set
+from typing import Callable, Dict, Iterable, List, Optional, Set
 
 # Lightning ships one code base under several names; fold them into one spelling so a
 # rule written for `lightning.pytorch` also covers `pytorch_lightning`.
@@ -160,7 +160,12 @@ def _local_names(fn: ast.AST) -> Set[str]:
                     names.add(alias.asname or alias.name.split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
+        for field_name in node._fields:  # ast.iter_child_nodes, without its generator
+            value = getattr(node, field_name, None)
+            if isinstance(value, list):
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
     return names - declared
 
 
@@ -179,6 +184,25 @@ class ScopeVisitor(ast.NodeVisitor):
         self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
         self.in_dual_path = 0  # depth inside a branch whose sibling uses the new spelling: never fixed
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
+        self._methods: Dict[type, Callable[[ast.AST], object]] = {}
+
+    # --- the walk: NodeVisitor's, with each node type's method looked up once ------------------
+    def visit(self, node: ast.AST):
+        kind = type(node)
+        method = self._methods.get(kind)
+        if method is None:
+            method = self._methods[kind] = getattr(self, "visit_" + kind.__name__, self.generic_visit)
+        return method(node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     # --- entry point ------------------------------------------------------------------
     def run(self, tree: ast.AST) -> None:
