@@ -155,7 +155,7 @@ class Session:
         FixError when the fixed text would not compile."""
         if (document.kind or kind_of(document.path.name)) == PYTHON:
             if not self.prefilter.may_match(document.text):
-                _syntax_check(document)  # a file fix cannot read is said, even with nothing to fix
+                _syntax_check(document, to_bytecode=True)  # a file fix cannot read is said, even with nothing to fix
                 return FixResult(document.text)
             with _analysing():
                 return fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
@@ -204,6 +204,10 @@ def _planned(now: Round) -> List[Optional[Plan]]:
         return now.plans()
 
 
-def _syntax_check(document: Document) -> None:
+def _syntax_check(document: Document, to_bytecode: bool = False) -> None:
+    """Raise AnalysisError if the document is no Python module: as flake8 parses it (`check`), or
+    compiled to bytecode (`fix`, which compiles what it writes too: the same errors plus those the
+    compiler finds, such as `return` outside a function, in half the time of building the tree)."""
     with _analysing():
-        compile(document.text, str(document.path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        compile(document.text, str(document.path), "exec", flags=0 if to_bytecode else ast.PyCF_ONLY_AST,
+                dont_inherit=True)
