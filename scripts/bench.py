@@ -20,6 +20,7 @@ Run it on an idle machine if you can; pairing keeps the ratios meaningful on a b
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -49,10 +50,14 @@ TOOL = [sys.executable, "-m", "flake8_no_apex"]
 
 def measure(command: Sequence[str], cwd: Path) -> Tuple[float, float, float]:
     """(CPU seconds, wall seconds, peak MiB) of one run, from the kernel's account of the child."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a chatty command cannot block on it
+        start = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: `fix --diff` would change files
+            errors.seek(0)
+            sys.exit(f"{' '.join(command)} failed: {errors.read().decode(errors='replace')}")
     return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024
 
 
@@ -88,6 +93,8 @@ def main() -> None:
     parser.add_argument("tree", nargs="?", type=Path)
     parser.add_argument("--runs", type=int, default=5, help="pairs per comparison (default: 5)")
     args = parser.parse_args()
+    if importlib.util.find_spec("flake8_no_apex") is None:
+        sys.exit("flake8-no-apex is not installed in this Python: pip install -e . first")
     tree = (args.tree or corpus.ensure() or sys.exit("no tree given and the corpus could not be downloaded"))
     tree = tree.resolve()
     files = sorted(tree.rglob("*.py"))
