@@ -1,4 +1,4 @@
-"""The `flake8-no-apex` command: `check`, `fix`, `rules` and `explain`."""
+"""The `flake8-no-apex` command: `check`, `fix`, `rules`, `explain` and `server`."""
 from __future__ import annotations
 
 import argparse
