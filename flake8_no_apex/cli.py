@@ -325,11 +325,7 @@ def _positions_on_disk(text: str, result) -> Callable:
     fixed, original = Source(result.text), Source(text)
 
     def position(finding) -> Tuple[int, int]:
-        if finding.site.node is None:  # YAML and dependency files: character columns
-            offset = fixed.offset(finding.line, 0) + finding.col
-        else:
-            offset = fixed.offset(finding.line, finding.col)
-        return original.position(result.original_offset(offset))
+        return original.position(result.original_offset(fixed.finding_span(finding)[0]))
 
     return position
 

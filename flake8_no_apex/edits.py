@@ -19,6 +19,8 @@ from .table import TextEdit
 if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete syntax tree
     from ast_grep_py import SgNode
 
+    from .table import Finding
+
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _FSTRING_PREFIX = re.compile(r"(?<![\w])[rRbBuU]?[fFtT][rR]?[\"']")  # f"..", rf'..', Fr"..", t-strings
@@ -67,6 +69,19 @@ class Source:
 
     def span(self, node: ast.AST) -> Tuple[int, int]:
         return self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset)
+
+    def finding_span(self, finding: "Finding") -> Tuple[int, int]:
+        """Character offsets of where a finding starts and ends. A Python finding's column counts
+        UTF-8 bytes (flake8's) and it ends where its node does; a YAML or dependency file's finding
+        (no node) counts characters and is a position."""
+        node = finding.site.node
+        if node is None:
+            start = self.offset(finding.line, 0) + finding.col
+            return start, start
+        start = self.offset(finding.line, finding.col)
+        if getattr(node, "end_lineno", None) is None:
+            return start, start
+        return start, self.offset(node.end_lineno, node.end_col_offset)
 
     def segment(self, node: ast.AST) -> str:
         start, end = self.span(node)

@@ -54,6 +54,11 @@ class Document:
     tree: Optional[ast.Module] = None  # a parse the front end already has (flake8's)
     kind: Optional[str] = None  # PYTHON, YAML or DEPENDENCIES; None: by the file name (`kind_of`)
 
+    @property
+    def read_as(self) -> str:
+        """What the document is analysed as: its given kind, else its name's."""
+        return self.kind or kind_of(self.path.name)
+
 
 @dataclass
 class Analysis:
@@ -95,7 +100,7 @@ class Session:
     # --- analysis --------------------------------------------------------------------------
     def analyse(self, document: Document) -> Analysis:
         """The document's findings; raises AnalysisError when it cannot be read as its kind."""
-        kind = document.kind or kind_of(document.path.name)
+        kind = document.read_as
         if kind == PYTHON:
             return self._python(document)
         from .dependency_files import check_dependencies, drop_line  # YAML and packaging: only for these files
@@ -153,7 +158,7 @@ class Session:
     def fix(self, document: Document, unsafe: bool = False) -> FixResult:
         """The document with every fix its grade allows applied; raises AnalysisError, or
         FixError when the fixed text would not compile."""
-        if (document.kind or kind_of(document.path.name)) == PYTHON:
+        if document.read_as == PYTHON:
             if not self.prefilter.may_match(document.text):
                 _syntax_check(document, to_bytecode=True)  # a file fix cannot read is said, even with nothing to fix
                 return FixResult(document.text)

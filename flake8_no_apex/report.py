@@ -51,14 +51,8 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
     found = []
     plans = analysis.plans if fixes else [None] * len(analysis.findings)
     for finding, plan in zip(analysis.findings, plans):
-        node = finding.site.node
-        if node is None:  # YAML and dependency files count characters already
-            line, column = finding.line, finding.col + 1
-        else:
-            line, column = source.position(source.offset(finding.line, finding.col))
-        end_line, end_column = line, column
-        if getattr(node, "end_lineno", None) is not None:
-            end_line, end_column = source.position(source.offset(node.end_lineno, node.end_col_offset))
+        start, end = source.finding_span(finding)
+        (line, column), (end_line, end_column) = source.position(start), source.position(end)
         edits = []
         for edit in plan.edits if plan is not None else ():
             (first_line, first_column), (last_line, last_column) = map(source.position, (edit.start, edit.end))

@@ -99,19 +99,9 @@ def _absolute(url: str, root: Path) -> str:
     return (root / path).resolve().as_uri() + (f"#{anchor}" if anchor else "")
 
 
-def _offsets(analysis: Analysis, finding: Finding) -> tuple:
-    """Character offsets of a finding's start and end in the analysed text."""
-    source, node = analysis.source, finding.site.node
-    if node is None:  # YAML and dependency files count characters
-        start = source.offset(finding.line, 0) + finding.col
-        return start, start
-    start = source.offset(finding.line, finding.col)
-    end = source.offset(node.end_lineno, node.end_col_offset) if getattr(node, "end_lineno", None) else start
-    return start, max(start, end)
-
-
 def _range(document: TextDocument, analysis: Analysis, finding: Finding) -> types.Range:
-    start, end = _offsets(analysis, finding)
+    start, end = analysis.source.finding_span(finding)
+    end = max(start, end)
     if end == start:  # a position: the rest of its line, so the editor has something to underline
         line_end = analysis.source.text.find("\n", start)
         end = len(analysis.source.text) if line_end < 0 else line_end
