@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, chain_root
+from .resolve import ScopeVisitor, canonical, chain_root, walk
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -141,8 +141,9 @@ class Checker(ScopeVisitor):
         index: Optional[RuleIndex] = None,
         floors: Optional[Mapping[str, Version]] = None,
         lines: Optional[Sequence[str]] = None,
+        walrus: bool = True,
     ):
-        super().__init__()
+        super().__init__(walrus)
         self.lines = lines  # the source, for import positions on Python 3.9
         self.index = index or default_index()
         self.floors = dict(floors or {})
@@ -246,7 +247,7 @@ class Checker(ScopeVisitor):
             self.report(rule, site, _alias_position(alias, node, self.lines))
 
     def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
-        for node in (n for stmt in body for n in ast.walk(stmt)):
+        for node in (n for stmt in body for n in walk(stmt)):
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names = [f"{node.module}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):

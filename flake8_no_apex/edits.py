@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
+from .resolve import walk
 from .table import TextEdit
 
 if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete syntax tree
@@ -127,14 +128,18 @@ class Source:
         self._fstrings = []
         if not _FSTRING_PREFIX.search(self.text):  # no f-string can start anywhere: no walk
             return
-        for node in ast.walk(self._parsed if self._parsed is not None else ast.parse(self.text)):
+        for node in walk(self._parsed if self._parsed is not None else ast.parse(self.text)):
             if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None):
                 start, end = self.span(node)
                 self._fstrings.append((start, end, self.text[start:end].lstrip("rRfFbBuU")[:1]))
+        self._fstrings.sort()  # an f-string before those nested in it: `requote` takes the innermost
 
     def requote(self, edit: TextEdit) -> TextEdit:
         """An edit inside an f-string uses the other quote: before Python 3.12 an f-string's
-        expressions cannot contain its own quote character."""
+        expressions cannot contain its own quote character. (An edit that writes no quote needs no
+        f-string positions: most do not.)"""
+        if "'" not in edit.text and '"' not in edit.text:
+            return edit
         if self._fstrings is None:
             self._find_fstrings()
         inside = [quote for start, end, quote in self._fstrings if start < edit.start and edit.end < end]

@@ -20,7 +20,7 @@ from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
-from .resolve import dotted_name
+from .resolve import dotted_name, walk
 from .spellings import spell
 from .table import Finding, Floors, Grade, Plan, TextEdit, plan
 
@@ -58,7 +58,7 @@ class FixContext:
     @cached_property
     def decorators(self) -> Set[int]:
         """ids of the module's decorator expressions (on demand: a walk of the whole tree)."""
-        return {id(d) for n in ast.walk(self.tree) for d in getattr(n, "decorator_list", ())}
+        return {id(d) for n in walk(self.tree) for d in getattr(n, "decorator_list", ())}
 
     @cached_property
     def uncalled(self) -> Set[Tuple[str, str]]:
@@ -71,9 +71,12 @@ class FixContext:
         }
 
     def binds(self, name: str) -> bool:
-        """Whether the module binds `name` anywhere (a name its text never spells is not bound:
-        no walk)."""
-        return name in self.source.text and name in self.bound
+        """Whether the module binds `name` anywhere. A name its text never spells as a whole word
+        is not bound, so most answers need no walk (`Precision` inside `PrecisionPlugin` binds
+        nothing). Python reads identifiers NFKC-normalized, so a non-ASCII text always walks."""
+        if self.source.text.isascii() and not re.search(rf"\b{re.escape(name)}\b", self.source.text):
+            return False
+        return name in self.bound
 
     @cached_property
     def bound(self) -> Set[str]:
@@ -200,9 +203,9 @@ def _collides(accepted: List[TextEdit], edit: TextEdit) -> bool:
 def _in_try(tree: ast.Module) -> Set[int]:
     """Statements inside a `try:` body: removing an import there changes which branch runs."""
     inside: Set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            inside.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+            inside.update(id(n) for stmt in node.body for n in walk(stmt))
     return inside
 
 
@@ -246,7 +249,7 @@ def _named_in_strings(tree: ast.Module) -> Set[str]:
             strings += [node.returns] if node.returns else []
         elif isinstance(node, ast.AnnAssign):
             strings.append(node.annotation)
-    return {word for expression in strings if expression is not None for constant in ast.walk(expression)
+    return {word for expression in strings if expression is not None for constant in walk(expression)
             if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
             for word in _WORD.findall(constant.value)}
 
@@ -266,7 +269,7 @@ def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
 
 def _bound_names(tree: ast.Module) -> Set[str]:
     names: Set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             names.add(node.id)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -280,13 +283,13 @@ def _bound_names(tree: ast.Module) -> Set[str]:
 
 def _dotted_references(tree: ast.Module) -> Set[str]:
     """Every `a.b.c` attribute chain the module reads, as text."""
-    return {name for node in ast.walk(tree) if isinstance(node, ast.Attribute) and (name := dotted_name(node))}
+    return {name for node in walk(tree) if isinstance(node, ast.Attribute) and (name := dotted_name(node))}
 
 
 def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
     """id of each statement -> the block (body, else, finally) it is in."""
     blocks: Dict[int, List[ast.stmt]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for field_name in ("body", "orelse", "finalbody"):
             block = getattr(node, field_name, None)
             if isinstance(block, list):
@@ -396,7 +399,7 @@ class Round:
            index: Optional[RuleIndex] = None, honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> "Round":
         source = Source(text)
         tree = ast.parse(text) if tree is None else tree
-        checker = Checker(index, floors=floors, lines=source.lines)
+        checker = Checker(index, floors=floors, lines=source.lines, walrus=":=" in text)
         noqa = noqa_lines(source) if honour_noqa else _never
         findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
         return cls(source, tree, checker, findings, noqa, dict(floors))

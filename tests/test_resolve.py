@@ -1,0 +1,129 @@
+"""The resolver's view of scopes agrees with Python's own (the `symtable` module)."""
+from __future__ import annotations
+
+import ast
+import symtable
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Dict, Iterator, Set, Tuple
+
+import pytest
+
+from flake8_no_apex.resolve import _local_names, _parameters, walk
+
+BINDING_FORMS = '''
+import os.path, json as j
+from x import (y, z as w)
+def f(a, /, b=1, *c, d, **e):
+    g = h = 1
+    i, (k, *l) = m
+    [n, o] = p
+    q += 1
+    r: int
+    s: int = 2
+    t.u = 3
+    v[0] = 4
+    for aa, bb in cc: pass
+    else: dd = 1
+    while ee: ff = 1
+    with gg as hh, ii as (jj, kk): pass
+    try: ll = 1
+    except E as mm: nn = 1
+    else: oo = 1
+    finally: pp = 1
+    del qq
+    global rr
+    rr = 1
+    def ss(): tt = 1
+    class uu: vv = 1
+    async def ww(): pass
+    lam = lambda xx: xx
+    comp = [zz for zz in range(3)]
+    gen = {bbb: ccc for bbb, ccc in ddd}
+def outer():
+    x = 1
+    def inner():
+        nonlocal x
+        x = 2
+        print(undefined)
+    return inner
+'''
+
+WALRUS_FORMS = '''
+def f():
+    lam = lambda xx: (yy := xx)
+    comp = [zz for zz in range(3) if (aaa := zz)]
+    if (eee := 1): fff = 2
+    @decorate(ggg := 1)
+    def hhh(iii=(jjj := 2)): pass
+    class C(Base, metaclass=(mmm := Meta)): pass
+    try: pass
+    except (nnn := ValueError): pass
+    assert (kkk := 1)
+    return (lll := 1)
+'''
+
+MATCH_FORMS = '''
+def f(command):
+    match command:
+        case Point(x=x0, y=0) | [x0, *rest]:
+            pass
+        case {"key": value, **others}:
+            pass
+        case str() as text if (guard := text):
+            pass
+'''
+
+
+def _functions(tree: ast.AST) -> Dict[Tuple[str, int], ast.AST]:
+    return {(node.name, node.lineno): node for node in walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _symbol_tables(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
+    for child in table.get_children():
+        yield child
+        yield from _symbol_tables(child)
+
+
+def _python_locals(source: str) -> Dict[Tuple[str, int], Set[str]]:
+    """(name, line) of each function -> the names Python makes local to it."""
+    tables = _symbol_tables(symtable.symtable(source, "<module>", "exec"))
+    return {(t.get_name(), t.get_lineno()): {s.get_name() for s in t.get_symbols() if s.is_local()}
+            for t in tables if t.get_type() == "function" and t.get_name() not in ("lambda", "<lambda>")}
+
+
+def _assert_agrees(source: str) -> int:
+    tree = ast.parse(source)
+    expected = _python_locals(source)
+    functions = _functions(tree)
+    for key, function in functions.items():
+        walrus = ":=" in source
+        ours = _local_names(function, walrus) | {arg.arg for arg in _parameters(function.args)}
+        assert ours == expected[key], (key, ours ^ expected[key])
+    return len(functions)
+
+
+def test_every_binding_form_agrees_with_python():
+    assert _assert_agrees(BINDING_FORMS) == 5
+    assert _assert_agrees(WALRUS_FORMS) == 2
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements are Python 3.10+")
+def test_match_captures_are_local():
+    assert _assert_agrees(MATCH_FORMS) == 1
+
+
+def test_the_standard_library_agrees_with_python():
+    """Every function of (a share of) the standard library's own modules: without `:=` in the
+    text the expressions are not walked, and the answer is still Python's."""
+    paths = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[::3]
+    checked = 0
+    for path in paths:
+        source = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            checked += _assert_agrees(source)
+        except SyntaxError:  # a test module for bad syntax
+            continue
+    assert checked > 1000
