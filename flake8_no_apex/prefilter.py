@@ -20,6 +20,14 @@ def _library_of(module: str) -> str:
     return next(lib for lib, roots in LIBRARY_ROOTS.items() if root in roots)
 
 
+def _last_names(specs: Iterable[str]) -> FrozenSet[str]:
+    """The names a module must spell to call one of these symbols. A resolved name is built from
+    the module's own words (imports, attribute chains, assignments, base classes, a star import's
+    use), so its last part is one of them: `Trainer` for `from lightning import Trainer as T`,
+    `from_argparse_args` for `Trainer.from_argparse_args`."""
+    return frozenset(spec.split(":")[1].rsplit(".", 1)[-1] for spec in specs)
+
+
 def requirements(rules: Iterable[Rule]) -> List[Requirement]:
     needs: List[Requirement] = []
     for rule in rules:
@@ -31,7 +39,10 @@ def requirements(rules: Iterable[Rule]) -> List[Requirement]:
                 needs.append((frozenset({m.root or next(iter(m.prefixes)).split(".")[0]}),))
             elif isinstance(m, Keyword):
                 roots = frozenset(LIBRARY_ROOTS[m.library or _library_of(m.callees[0].split(":")[0])])
-                needs.append((frozenset({m.name}), roots))
+                if m.any_call or m.dict_forms or m.argv or not m.callees:
+                    needs.append((frozenset({m.name}), roots))
+                else:  # only on calls of its callees, whose names the module must spell (`Trainer as T`)
+                    needs.append((frozenset({m.name}), roots, _last_names(m.callees)))
                 if m.position is not None:  # a positional argument is found by its callee's name
                     callees = frozenset(spec.split(":")[1].split(".")[0] for spec in m.callees)
                     needs.append((callees, roots))

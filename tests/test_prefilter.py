@@ -43,3 +43,15 @@ def test_combined_sources_with_findings_pass(parts):
     """Each fragment has findings on its own; put together (where a later fragment may shadow
     an earlier one's names), they still pass: the pre-filter only ever errs towards parsing."""
     assert default_prefilter().may_match("\n".join(parts))
+
+
+def test_a_keyword_found_only_on_its_callees_needs_their_names():
+    """`precision=16` is Lightning's only on a Trainer (or Fabric, LightningLite) call, and a
+    module that calls one spells its name somewhere: in the import, even under an alias."""
+    prefilter = default_prefilter()
+    internals = "import lightning.pytorch as pl\n\ndef summarize(module, precision=16):\n    return precision\n"
+    assert not prefilter.may_match(internals)
+    aliased = "from lightning.pytorch import Trainer as T\n\nt = T(precision=16)\n"
+    assert check_tree(ast.parse(aliased)) and prefilter.may_match(aliased)
+    subclass = "import lightning.pytorch as pl\n\nclass Mine(pl.Trainer):\n    pass\n\nt = Mine(precision=16)\n"
+    assert check_tree(ast.parse(subclass)) and prefilter.may_match(subclass)
