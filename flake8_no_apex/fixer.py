@@ -42,6 +42,7 @@ class FixContext:
     noqa: Callable[[int, str], bool]  # (line, code) -> suppressed
     bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
     calls: Dict[int, ast.Call]  # id of a callee -> its call
+    bound: Set[str]  # every name the module binds, in any scope (the resolver's)
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
@@ -71,17 +72,8 @@ class FixContext:
         }
 
     def binds(self, name: str) -> bool:
-        """Whether the module binds `name` anywhere. A name its text never spells as a whole word
-        is not bound, so most answers need no walk (`Precision` inside `PrecisionPlugin` binds
-        nothing). Python reads identifiers NFKC-normalized, so a non-ASCII text always walks."""
-        if self.source.text.isascii() and not re.search(rf"\b{re.escape(name)}\b", self.source.text):
-            return False
+        """Whether the module binds `name` anywhere."""
         return name in self.bound
-
-    @cached_property
-    def bound(self) -> Set[str]:
-        """Every name the module binds, in any scope (on demand: few fixes need it)."""
-        return _bound_names(self.tree)
 
     def binding(self, alias: ast.alias):
         return self.bindings.get(id(alias))
@@ -267,20 +259,6 @@ def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
             stack.extend(part.body)
 
 
-def _bound_names(tree: ast.Module) -> Set[str]:
-    names: Set[str] = set()
-    for node in walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names.update(a.asname or a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
-
-
 def _dotted_references(tree: ast.Module) -> Set[str]:
     """Every `a.b.c` attribute chain the module reads, as text."""
     return {name for node in walk(tree) if isinstance(node, ast.Attribute) and (name := dotted_name(node))}
@@ -408,7 +386,7 @@ class Round:
         self.source.know_fstrings(self.tree)
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
-                          self.checker.calls, self.findings)
+                          self.checker.calls, self.checker.bound_names, self.findings)
 
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check

@@ -284,6 +284,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self.in_dual_path = 0  # depth inside a branch whose sibling uses the new spelling: never fixed
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
         self._methods: Dict[type, Callable[[ast.AST], object]] = {}
+        self.bound_names: Set[str] = set()  # every name bound (or deleted) in any scope of the module
 
     # --- the walk: NodeVisitor's, with each node type's method looked up once ------------------
     def visit(self, node: ast.AST):
@@ -375,6 +376,7 @@ class ScopeVisitor(ast.NodeVisitor):
         """A name bound to two different things in one scope (`ctx = suppress`, then in a
         branch `ctx = torch.cuda.amp.autocast`) is neither: flow is not followed, and a
         finding (let alone a fix) through it could be wrong on the other path."""
+        self.bound_names.add(name)
         scope = self.scopes[-1]
         prior = scope.get(name)
         if binding.qualname and prior is not None and prior is not UNBOUND and prior.qualname != binding.qualname:
@@ -424,6 +426,13 @@ class ScopeVisitor(ast.NodeVisitor):
         self.visit(node.value)
         self._assign([node.target], None)
 
+    def visit_Delete(self, node: ast.Delete) -> None:
+        """`del x` unbinds what was bound (no binding is followed through it), and reads `a` in
+        `del a[i]`."""
+        for target in node.targets:
+            self.bound_names.update(_target_names(target))
+            self.visit(target)
+
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.visit(node.value)
         self.bind(node.target.id, UNKNOWN)
@@ -472,6 +481,7 @@ class ScopeVisitor(ast.NodeVisitor):
             scope[name] = UNBOUND
         for arg in _parameters(node.args):
             scope[arg.arg] = UNKNOWN
+        self.bound_names.update(scope)
         self._deferred.append(([*self.scopes, scope], node))
 
     visit_FunctionDef = visit_AsyncFunctionDef = _visit_function
@@ -485,6 +495,7 @@ class ScopeVisitor(ast.NodeVisitor):
         scope = Scope("function")
         for arg in _parameters(node.args):
             scope[arg.arg] = UNKNOWN
+        self.bound_names.update(scope)
         self.scopes.append(scope)
         self.visit(node.body)
         self.scopes.pop()

@@ -10,6 +10,7 @@ from typing import Dict, Iterator, Set, Tuple
 
 import pytest
 
+from flake8_no_apex.checker import Checker
 from flake8_no_apex.resolve import _local_names, _parameters, walk
 
 BINDING_FORMS = '''
@@ -127,3 +128,37 @@ def test_the_standard_library_agrees_with_python():
         except SyntaxError:  # a test module for bad syntax
             continue
     assert checked > 1000
+
+
+def _every_binding(tree: ast.AST) -> Set[str]:
+    """Every name a module binds anywhere, from a walk of every node: what the fixers must not
+    take for a new name."""
+    names: Set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(a.asname or a.name.split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return names
+
+
+def test_the_resolver_sees_every_binding():
+    """The fixers ask `ctx.binds(name)` of the resolver's record; it must miss none."""
+    sources = [BINDING_FORMS, WALRUS_FORMS, "del x\nclass C:\n    del y\n[z := 1 for w in v]\nlambda q: q\n"]
+    sources += [path.read_text(encoding="utf-8", errors="replace")
+                for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[1::6]]
+    checked = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        checker = Checker()
+        checker.check(tree)
+        assert _every_binding(tree) <= checker.bound_names, _every_binding(tree) - checker.bound_names
+        checked += 1
+    assert checked > 30
