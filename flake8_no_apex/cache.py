@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -128,6 +127,8 @@ class Cache:
             ignore = self.directory / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# made by flake8-no-apex: the cache is never committed\n*\n")
+            import tempfile  # a run that reads the cache and changes nothing writes nothing
+
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
             with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
                 json.dump(self.entries, stream, separators=(",", ":"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import shutil
 import sys
 import warnings
 from collections import Counter
@@ -412,7 +411,9 @@ def run_explain(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int
     if args.format == "markdown":
         lines = [line for rule in rows for line in docs.rule_entry(rule)]
     else:
-        width = min(shutil.get_terminal_size((100, 24)).columns, 100) - 1
+        from shutil import get_terminal_size
+
+        width = min(get_terminal_size((100, 24)).columns, 100) - 1
         lines = [line for rule in rows for line in docs.rule_text(rule, width)]
     out.write(f"{code}\n\n" + "\n".join(lines))
     return 0

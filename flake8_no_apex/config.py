@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import configparser
-import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,6 @@ from .targets import is_file
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs", "*.egg",
                    ".venv", "venv", "site-packages", "node_modules", "build", "dist", ".flake8-no-apex-cache")
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
-_QUIET = logging.getLogger("flake8_no_apex.per_file_ignores")
 KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",
         "apex-target-versions", "docs-url")
 
@@ -108,11 +106,14 @@ class Settings:
         them (patterns with a slash are relative to the working directory)."""
         if path is None or not self.per_file_ignores:
             return []
+        import logging  # flake8's matcher logs its decisions: to a logger nobody shows
+
         from flake8 import utils as flake8_utils
 
+        quiet = logging.getLogger("flake8_no_apex.per_file_ignores")
         matching = [(flake8_utils.normalize_path(pattern), codes) for pattern, codes in self.per_file_mapping()]
         matching = [(pattern, codes) for pattern, codes in matching
-                    if flake8_utils.matches_filename(str(path), [pattern], "%(path)s", _QUIET)]
+                    if flake8_utils.matches_filename(str(path), [pattern], "%(path)s", quiet)]
         return max(matching, key=lambda item: len(item[0]))[1] if matching else []
 
 

@@ -8,15 +8,15 @@ import ast
 import re
 from typing import Iterator, List, Optional, Tuple
 
-import yaml
-from packaging.requirements import InvalidRequirement, Requirement
-
 from .compat import tomllib
 from .edits import Source
 from .files import MalformedFile
 from .rules import RULES
 from .table import Dependency, Finding, Floors, Grade, Plan, Rule, Site, TextEdit, plan
-from .yaml_configs import compose
+from .targets import requirement_name
+
+# yaml (conda environments) and packaging's requirement parser (a line naming apex) are
+# imported where they are needed: most dependency files need neither.
 
 _DEPENDENCY_RULES = [(m, r) for r in RULES for m in r.match if isinstance(m, Dependency)]
 Hit = Tuple[Rule, str, str]  # (rule, the requirement as written, "source" or "pypi")
@@ -29,6 +29,10 @@ def _dependency(text: str) -> Optional[Hit]:
     for matcher, rule in _DEPENDENCY_RULES:
         if any(marker in lowered for marker in matcher.url_markers):
             return rule, line, "source"
+        if (requirement_name(line) or "").lower() != matcher.name:
+            continue  # another project's: no parse
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             requirement = Requirement(line)
         except InvalidRequirement:
@@ -117,6 +121,10 @@ def _conda_package(spec: str) -> str:
 
 def check_conda(text: str, floors: Floors) -> List[Finding]:
     """apex in a conda environment: a package in `dependencies`, or a requirement in its `pip:`."""
+    import yaml
+
+    from .yaml_configs import compose
+
     root = compose(text)
     if not isinstance(root, yaml.MappingNode):
         return []
@@ -183,6 +191,10 @@ def _containers(value: object) -> object:
 
 def _has_siblings(text: str, line: int) -> bool:
     """Whether the one-line YAML list item on `line` shares its list with another item."""
+    import yaml
+
+    from .yaml_configs import compose
+
     try:
         root = compose(text)
     except MalformedFile:

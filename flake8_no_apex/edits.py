@@ -12,6 +12,7 @@ import bisect
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from .resolve import walk
@@ -33,18 +34,22 @@ class Source:
     syntax tree at hand."""
 
     text: str
-    newline: str = field(init=False)
-    _starts: List[int] = field(init=False, repr=False)
     _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
     _by_kind: Dict[str, Dict[Tuple[int, int], SgNode]] = field(default_factory=dict, init=False, repr=False)
     _by_start: Dict[str, Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
     _parsed: Optional[ast.AST] = field(default=None, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        breaks = list(_NEWLINE.finditer(self.text))
-        self._starts = [0] + [m.end() for m in breaks]
-        self.newline = breaks[0].group() if breaks else "\n"
+    @cached_property
+    def _starts(self) -> List[int]:
+        """Where each line starts (on first use: most files are never asked)."""
+        return [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
+
+    @cached_property
+    def newline(self) -> str:
+        """The file's line break: its first one."""
+        first = _NEWLINE.search(self.text)
+        return first.group() if first else "\n"
 
     @property
     def lines(self) -> List[str]:

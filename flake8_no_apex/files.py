@@ -5,15 +5,12 @@ Every problem with one path is that path's error, said in one line; the other pa
 from __future__ import annotations
 
 import codecs
-import difflib
 import fnmatch
 import io
 import os
 import re
-import signal
 import stat
 import sys
-import tempfile
 import tokenize
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -184,6 +181,8 @@ def _write_in_place(target: Path, decoded: Decoded, new: bytes) -> None:
 
 
 def _replace(target: Path, decoded: Decoded, new: bytes, now: os.stat_result) -> None:
+    import tempfile  # only where files are written (here and below: not on a `check`)
+
     descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -206,6 +205,8 @@ def _replace(target: Path, decoded: Decoded, new: bytes, now: os.stat_result) ->
 def terminated_cleanly() -> Iterator[None]:
     """SIGTERM ends the run through the same path as Ctrl-C, so a write in progress removes
     its temporary file and leaves the original as it was."""
+    import signal
+
     def stop(signum, frame):
         raise KeyboardInterrupt
 
@@ -226,5 +227,7 @@ _LINE = re.compile(r"[^\n]*\n|[^\n]+")
 def unified_diff(path: Path, old: str, new: str) -> str:
     """A patch `patch -p1` applies: lines end at "\\n" only (a CR-only file is one line to
     patch), and a last line without one is marked as such."""
+    import difflib
+
     lines = difflib.unified_diff(_LINE.findall(old), _LINE.findall(new), fromfile=f"a/{path}", tofile=f"b/{path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

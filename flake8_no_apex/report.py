@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import xml.etree.ElementTree as ElementTree
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from itertools import groupby
@@ -188,6 +187,8 @@ def gitlab(items: List[Reported]) -> str:
 
 def junit(items: List[Reported]) -> str:
     """JUnit XML, a test suite per file and a failing test case per finding (ruff's layout)."""
+    import xml.etree.ElementTree as ElementTree  # for this format only
+
     suites = ElementTree.Element("testsuites", name="flake8-no-apex", tests=str(max(len(items), 1)),
                                  failures=str(len(items)), errors="0")
     if not items:

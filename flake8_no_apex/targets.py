@@ -8,8 +8,8 @@ bounds the project declares in its own metadata, found upward from each checked 
 from __future__ import annotations
 
 import configparser
-import logging
 import re
+import sys
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +21,6 @@ if TYPE_CHECKING:  # packaging's requirement parser is imported when metadata is
     from packaging.specifiers import SpecifierSet
 
 from .compat import tomllib
-
-
-LOG = logging.getLogger("flake8.no_apex")  # under flake8's logger: `flake8 -v` shows it
 
 
 class MetadataWarning(UserWarning):
@@ -129,7 +126,26 @@ class Declaration:
     source: str
 
 
+def _log(message: str) -> None:
+    """Said under flake8's logger (`flake8 -v` shows it). Logging that nobody imported has no
+    handler to show it: it is not imported for this."""
+    if "logging" in sys.modules:
+        sys.modules["logging"].getLogger("flake8.no_apex").info(message)
+
+
+_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
+
+
+def requirement_name(text: str) -> Optional[str]:
+    """The distribution a PEP 508 requirement names (its first word), None if none can start
+    it: a line that names another project needs no parse by packaging to be skipped."""
+    name = _REQUIREMENT_NAME.match(text)
+    return name.group(1) if name else None
+
+
 def _from_requirement(text: str, source: str, conditional: bool = False) -> Optional[Declaration]:
+    if DISTRIBUTIONS.get(_canonical(requirement_name(text) or "")) is None:
+        return None
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
@@ -286,7 +302,7 @@ class Detector:
         if root not in self._targets:
             targets = floors_of(declarations(root))
             self._targets[root] = Targets(targets.floors, tuple(str(root / s) for s in targets.sources))
-            LOG.info("flake8-no-apex: targets for %s: %s", root, self._targets[root].describe())
+            _log(f"flake8-no-apex: targets for {root}: {self._targets[root].describe()}")
         return self._targets[root]
 
     def root_of(self, filename: str) -> Optional[Path]:

@@ -126,6 +126,21 @@ def test_statistics_and_parallel_jobs(tmp_path):
     assert small.returncode == 1 and "concurrent.futures.process" not in small.stderr
 
 
+def test_a_cold_check_imports_only_what_it_needs(tmp_path):
+    """Checking code that passes the pre-filter but needs no fix imports neither flake8 nor the
+    writers, the concrete syntax tree, YAML, the process pool, logging or packaging's requirement
+    parser (the project's requirements name no library the rules know)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["numpy>=2"]\n')
+    (tmp_path / "train.py").write_text("import torch\n\nwith torch.amp.autocast('cuda'):\n    pass\n")
+    run = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], "check", "--no-cache"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    assert run.returncode == 0 and "flake8_no_apex.engine" in imported
+    unwanted = {"flake8", "ast_grep_py", "yaml", "multiprocessing", "logging", "packaging.requirements", "tempfile",
+                "difflib", "xml.etree.ElementTree", "signal"}
+    assert not unwanted & imported, unwanted & imported
+
+
 def test_noqa_and_config_files(tmp_path):
     (tmp_path / "a.py").write_text(
         "import torch\nwith torch.cuda.amp.autocast():  # noqa: APX201\n    s = torch.cuda.amp.GradScaler()\n"

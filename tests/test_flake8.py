@@ -100,3 +100,12 @@ def test_syntax_error_is_flake8s_not_ours(tmp_path):
 def test_stdin_honours_noqa():
     source = "from apex import amp  # noqa: APX001\nimport torch.cuda.amp\n"
     assert found("--select", "APX", "--stdin-display-name=src/train.py", "-", stdin=source) == set()
+
+
+def test_verbose_run_says_where_the_targets_come_from(tmp_path):
+    """`flake8 -v` shows the version targets read from the project's metadata (only the
+    requirements of the libraries the rules know are parsed; the others are skipped by name)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["numpy>=2", "torch>=2.1"]\n')
+    (tmp_path / "train.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    result = flake8("-v", "--select", "APX", str(tmp_path / "train.py"))
+    assert f"targets for {tmp_path}: torch>=2.1 from {tmp_path / 'pyproject.toml'}" in result.stderr
