@@ -168,6 +168,24 @@ class Source:
 
 
 # --- common edits ---------------------------------------------------------------------------
+_GAP = r"(?:[ \t\f]|\\(?:\r\n|\r|\n))"  # what may stand between the words of a statement
+_FROM_MODULE = re.compile(rf"from{_GAP}+(?P<module>\w+(?:{_GAP}*\.{_GAP}*\w+)*){_GAP}+import\b")
+_GAPS = re.compile(_GAP)
+
+
+def module_span(source: Source, statement: ast.ImportFrom) -> Optional[Tuple[int, int]]:
+    """Where the module of an absolute `from a.b import c` is written, which Python's ast does
+    not say; read from the text when it is plainly there (blanks and backslash continuations
+    allowed), else from the concrete syntax tree."""
+    start = source.offset(statement.lineno, statement.col_offset)
+    match = _FROM_MODULE.match(source.text, start)
+    if match and not statement.level and _GAPS.sub("", match.group("module")) == statement.module:
+        return match.start("module"), match.end("module")
+    node = source.cst(statement, "import_from_statement")
+    module = node.field("module_name") if node else None
+    return (module.range().start.index, module.range().end.index) if module else None
+
+
 def replace(source: Source, node: ast.AST, text: str) -> TextEdit:
     start, end = source.span(node)
     return TextEdit(start, end, text)

@@ -242,9 +242,12 @@ def _named_in_strings(tree: ast.Module) -> Set[str]:
             strings += [node.returns] if node.returns else []
         elif isinstance(node, ast.AnnAssign):
             strings.append(node.annotation)
-    return {word for expression in strings if expression is not None for constant in walk(expression)
+    return {word for expression in strings if type(expression) not in _STRINGLESS for constant in walk(expression)
             if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
             for word in _WORD.findall(constant.value)}
+
+
+_STRINGLESS = (type(None), ast.Name, ast.Attribute)  # most annotations: no string to look for inside
 
 
 def _statements(tree: ast.Module) -> Iterator[ast.stmt]:

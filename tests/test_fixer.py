@@ -657,3 +657,18 @@ def test_fixes_that_never_settle_are_an_error_naming_their_rules():
                     doc="", before="", after="", fixer=rewrite_in_place)
     with pytest.raises(FixError, match=r"APX999 still changed the code after 10 rounds"):
         fix_text("import torch\ntorch.cuda.amp.autocast()\n", index=RuleIndex([restless]))
+
+
+@pytest.mark.parametrize("statement", [
+    "from a.b import c", "from  a . b\\\n  .c import (d)", "from a.import_x import y", "from\\\na import b",
+    "from a.b import c as d, e", "from .a import b", "from ..a.b import c",
+])
+def test_the_module_of_an_import_is_where_the_concrete_tree_has_it(statement):
+    """`module_span` reads the text where it can and asks ast-grep otherwise: the same answer."""
+    from flake8_no_apex.edits import Source, module_span
+
+    text = f"if x:\n    {statement}\n"
+    source = Source(text)
+    node = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ImportFrom))
+    concrete = source.cst(node, "import_from_statement").field("module_name").range()
+    assert module_span(source, node) == (concrete.start.index, concrete.end.index)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import drop_option, remove_argument, rename_attribute, replace, replace_value
+from ..edits import drop_option, module_span, remove_argument, rename_attribute, replace, replace_value
 from ..resolve import canonical
 from ..table import (DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Plan, Rule, Symbols,
                      TextEdit, Timeline, plan)
@@ -116,11 +116,10 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
         return None
     edits = []
     if package != statement.module:
-        node = ctx.source.cst(statement, "import_from_statement")
-        module = node.field("module_name") if node else None
-        if module is None or len(statement.names) > 1:
+        module = module_span(ctx.source, statement) if len(statement.names) == 1 else None
+        if module is None:
             return None
-        edits.append(TextEdit(module.range().start.index, module.range().end.index, package))
+        edits.append(TextEdit(*module, package))
     start = ctx.source.span(alias)[0]
     edits.append(TextEdit(start, start + len(old), new))
     grade = Grade.SAFE
