@@ -40,6 +40,8 @@ class RuleIndex:
     def __init__(self, rules: Iterable[Rule]):
         self.symbols: Dict[str, List[Tuple[str, str, Rule]]] = defaultdict(list)
         self.modules: List[Tuple[Modules, Rule]] = []
+        # (prefix, replacement, rule) of the deprecated modules by their root, in table order
+        self._module_prefixes: Dict[str, List[Tuple[str, str, Rule]]] = defaultdict(list)
         self.roots: Dict[str, Tuple[str, str, Rule]] = {}  # package root -> (subject, replacement, rule)
         self.keywords: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
         self.positional: List[Tuple[Keyword, Rule]] = []
@@ -69,6 +71,9 @@ class RuleIndex:
                     self.attributes[m.name].append((m, rule))
                 elif isinstance(m, Parameter):
                     self.parameters[m.function].append((m, rule))
+        for m, rule in self.modules:
+            for prefix, replacement in m.prefixes.items():
+                self._module_prefixes[prefix.split(".")[0]].append((prefix, replacement, rule))
         for specs in self.symbols.values():  # the most specific module wins: `...utilities.enums:AMPType`
             specs.sort(key=lambda entry: -len(entry[0].split(":")[0]))  # before `...utilities:AMPType`
 
@@ -82,10 +87,9 @@ class RuleIndex:
 
     def deprecated_module(self, qualname: str) -> Optional[Tuple[str, str, Rule]]:
         """(deprecated module, replacement, rule) when `qualname` is or lies inside one."""
-        for m, rule in self.modules:
-            for prefix, replacement in m.prefixes.items():
-                if qualname == prefix or qualname.startswith(prefix + "."):
-                    return prefix, replacement, rule
+        for prefix, replacement, rule in self._module_prefixes.get(qualname.split(".", 1)[0], ()):
+            if qualname == prefix or qualname.startswith(prefix + "."):
+                return prefix, replacement, rule
         return None
 
 
@@ -247,14 +251,25 @@ class Checker(ScopeVisitor):
             self.report(rule, site, _alias_position(alias, node, self.lines))
 
     def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
-        for node in (n for stmt in body for n in walk(stmt)):
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [f"{node.module}.{a.name}" for a in node.names]
+        """Whether a block imports or names a new spelling (`torch.amp`, or inside it). Of an
+        attribute chain only the whole is asked: `a.b.c` is inside a spelling if `a.b` is."""
+        stack: List[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.ImportFrom):
+                names = [f"{node.module}.{a.name}" for a in node.names] if node.module and not node.level else []
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.Attribute):
                 names = [self.qualname(node) or ""]
+                stack.append(chain_root(node))  # `f(torch.amp.x).y`: the call may hold chains of its own
             else:
+                for field_name in node._fields:
+                    value = getattr(node, field_name, None)
+                    if value.__class__ is list:
+                        stack.extend(item for item in value if isinstance(item, ast.AST))
+                    elif isinstance(value, ast.AST):
+                        stack.append(value)
                 continue
             if any(n == new or n.startswith(new + ".") for n in names for new in self.index.shim_spellings):
                 return True
@@ -293,21 +308,40 @@ class Checker(ScopeVisitor):
                 self._use(qualname)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        """A chain `a.b.c`, from the whole inwards: the longest part that is a deprecated
+        symbol is reported (and the root's binding read), else each link's attribute read. The
+        root is looked up once for the whole chain."""
         if not isinstance(node.ctx, ast.Load):
             self.visit(node.value)
             return
-        qualname = self.qualname(node)
-        root = chain_root(node)
-        if isinstance(root, ast.Name) and self._symbol_reference(node, qualname, self.lookup(root.id)):
-            self._read(root)
-            return
-        self._attribute_read(node)
-        if isinstance(node.value, ast.Name):
-            self._use(qualname)
-            binding = self._read(node.value)
-            self._symbol_reference(node.value, binding.qualname if binding else None, binding)
+        links = []
+        root: ast.AST = node
+        while isinstance(root, ast.Attribute):
+            links.append(root)
+            root = root.value
+        binding = self.lookup(root.id) if isinstance(root, ast.Name) else None
+        qualnames: List[Optional[str]] = []  # of each link, innermost first
+        qualname = binding.qualname if binding is not None else None
+        for link in reversed(links):
+            qualname = f"{qualname}.{link.attr}" if qualname else None
+            qualnames.append(qualname)
+        for link, qualname in zip(links, reversed(qualnames)):
+            if binding is not None and self._symbol_reference(link, qualname, binding):
+                self._read_through(root, binding)
+                return
+            self._attribute_read(link)
+        if isinstance(root, ast.Name):
+            self._use(qualnames[0])
+            self._read_through(root, binding)
+            self._symbol_reference(root, binding.qualname if binding else None, binding)
         else:
-            self.visit(node.value)
+            self.visit(root)
+
+    @staticmethod
+    def _read_through(name: ast.Name, binding) -> None:
+        """`_read` with the binding already looked up."""
+        if binding is not None and binding.statement is not None:
+            binding.uses.append(name)
 
     def _attribute_read(self, node: ast.Attribute) -> None:
         for m, rule in self.index.attributes.get(node.attr, ()):

@@ -151,6 +151,22 @@ def test_compatibility_shim_is_not_reported_and_binds_the_new_name():
     )
 
 
+def test_the_new_spelling_is_seen_inside_calls_and_subscripts_of_a_chain():
+    """A block is the new half of a shim when any attribute chain in it reaches the new
+    spelling, also one inside a call or a subscript that another chain starts from."""
+    for new in ('functools.partial(torch.amp.autocast, "cuda").func', 'spellings[torch.amp.GradScaler].cls'):
+        check_no_findings(
+            f"""
+            import functools
+            import torch
+            try:
+                thing = {new}
+            except AttributeError:
+                thing = torch.cuda.amp.autocast
+            """
+        )
+
+
 def test_try_without_new_spelling_is_no_shim():
     assert codes("try:\n    import foo\nexcept ImportError:\n    from torch.cuda.amp import autocast\n") == ["APX201"]
 
