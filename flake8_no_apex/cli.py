@@ -289,7 +289,7 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         raise InputError(_located_error(path, error)) from None
     except FixError as error:
         raise InputError(f"{path}: not fixed, {error}") from None
-    spelled = spell(session.targets(path).floors)
+    spelled = spell(session.targets(path).floors) if result.remaining else {}  # for the recipes
     on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None
     for finding in result.remaining:
         shim = " (in a compatibility shim: left as it is)" if is_shim(finding) else ""

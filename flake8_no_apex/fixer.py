@@ -427,8 +427,9 @@ def fix_text(
     result = FixResult(text)
     released: Set[str] = set()
     used_before: Optional[Set[ImportKey]] = None
+    tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled
     for rounds in range(_MAX_ROUNDS + 1):
-        now = Round.of(result.text, floors, selected, index)
+        now = Round.of(result.text, floors, selected, index, tree=tree)
         ctx = now.context()
         if used_before is None:
             used_before = used_imports(now.checker)
@@ -453,8 +454,9 @@ def fix_text(
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
         edits = [now.source.requote(e) for e in edits]
         new_text = now.source.apply(edits)
-        try:  # compile, not only parse: `f(x=1, x=2)` parses
-            compile(new_text, "<fixed>", "exec", dont_inherit=True)
+        try:  # compile, not only parse: `f(x=1, x=2)` parses (the tree, parsed once, serves the next round)
+            tree = ast.parse(new_text)
+            compile(tree, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
                            f"line {getattr(error, 'lineno', '?')})") from None

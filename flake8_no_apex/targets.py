@@ -8,6 +8,7 @@ bounds the project declares in its own metadata, found upward from each checked 
 from __future__ import annotations
 
 import configparser
+import os
 import re
 import sys
 import warnings
@@ -294,6 +295,7 @@ class Detector:
     def __init__(self) -> None:
         self._roots: Dict[Path, Optional[Path]] = {}
         self._targets: Dict[Path, Targets] = {}
+        self._resolved: Dict[str, Path] = {}  # a directory as given (relative: to the unchanging cwd) -> resolved
 
     def __call__(self, filename: str) -> Targets:
         root = self.root_of(filename)
@@ -306,8 +308,15 @@ class Detector:
         return self._targets[root]
 
     def root_of(self, filename: str) -> Optional[Path]:
-        """The project root whose metadata gives the file's targets (None: no project)."""
-        return self._root(Path(filename).resolve().parent)
+        """The project root whose metadata gives the file's targets (None: no project). The
+        directory is resolved once; a file that is a symbolic link is resolved itself."""
+        if os.path.islink(filename):
+            return self._root(Path(filename).resolve().parent)
+        directory = os.path.dirname(filename)
+        resolved = self._resolved.get(directory)
+        if resolved is None:
+            resolved = self._resolved[directory] = Path(directory or ".").resolve()
+        return self._root(resolved)
 
     def _root(self, directory: Path) -> Optional[Path]:
         if directory not in self._roots:
@@ -317,3 +326,4 @@ class Detector:
     def forget(self) -> None:
         self._roots.clear()
         self._targets.clear()
+        self._resolved.clear()

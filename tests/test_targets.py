@@ -158,6 +158,23 @@ def test_root_is_the_nearest_directory_with_metadata(tmp_path):
     assert detect(str(source)).floors == {"torch": V("2.3")}
 
 
+def test_links_are_followed_to_the_project_they_are_in(tmp_path, monkeypatch):
+    """A linked directory is the directory it links to; a linked file belongs to the project of
+    the file it links to, even beside files of another project (directories are resolved once)."""
+    write(tmp_path, "a/pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
+    write(tmp_path, "b/pyproject.toml", '[project]\ndependencies = ["torch>=2.3"]\n')
+    write(tmp_path, "a/train.py", "")
+    write(tmp_path, "b/src/own.py", "")
+    (tmp_path / "b" / "src" / "linked.py").symlink_to(tmp_path / "a" / "train.py")
+    (tmp_path / "c").symlink_to(tmp_path / "b" / "src")
+    detect = Detector()
+    assert detect(str(tmp_path / "b" / "src" / "own.py")).floors == {"torch": V("2.3")}
+    assert detect(str(tmp_path / "b" / "src" / "linked.py")).floors == {"torch": V("2.1")}
+    assert detect(str(tmp_path / "c" / "own.py")).floors == {"torch": V("2.3")}
+    monkeypatch.chdir(tmp_path / "a")
+    assert detect("train.py").floors == {"torch": V("2.1")}
+
+
 def test_search_stops_at_the_repository_root(tmp_path):
     write(tmp_path, "pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
     (tmp_path / "repo" / ".git").mkdir(parents=True)
