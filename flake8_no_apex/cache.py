@@ -55,6 +55,7 @@ class Cache:
         self.explicit_targets = settings.targets.strip() not in ("", "auto")
         self.detect = Detector()
         self._by_directory: Dict[str, Optional[list]] = {}
+        self._by_root: Dict[Path, list] = {}
         self.entries: Dict[str, dict] = self._load()
         self.changed = False
 
@@ -82,14 +83,16 @@ class Cache:
         root = self.detect.root_of(str(path))
         if root is None:
             return None
-        stamps = []
-        for file in metadata_files(root):
-            try:
-                status = file.stat()
-                stamps.append([file.name, status.st_size, status.st_mtime_ns])
-            except OSError:
-                continue
-        return [str(root), stamps]
+        if root not in self._by_root:  # the directories of a tree share a few roots: each is listed once
+            stamps = []
+            for file in metadata_files(root):
+                try:
+                    status = file.stat()
+                    stamps.append([file.name, status.st_size, status.st_mtime_ns])
+                except OSError:
+                    continue
+            self._by_root[root] = [str(root), stamps]
+        return self._by_root[root]
 
     def get(self, path: Path, named: bool) -> Optional[List[Reported]]:
         entry = self.entries.get(self.key(path, named))

@@ -272,19 +272,27 @@ def floors_of(found: Iterable[Declaration]) -> Targets:
 
 
 # --- finding the project root -----------------------------------------------------------------
+_ROOT, _BOUNDARY, _ABOVE = "root", "boundary", "above"
+
+
+def _kind_of_directory(directory: Path) -> str:
+    """_ROOT: it holds project metadata; _BOUNDARY: a VCS root (or unsearchable), above which no
+    project of its files lies; _ABOVE: look in its parent."""
+    try:
+        if any((directory / marker).is_file() for marker in _ROOT_MARKERS) or any(
+            next(directory.glob(pattern), None) for pattern in _REQUIREMENT_FILES[:2]
+        ):
+            return _ROOT
+        if (directory / ".git").exists() or (directory / ".hg").exists():
+            return _BOUNDARY
+    except OSError:  # a directory we may not search: no project of ours above it
+        return _BOUNDARY
+    return _ABOVE if directory.parent != directory else _BOUNDARY
+
+
 def project_root(start: Path) -> Optional[Path]:
     """The nearest directory upward holding project metadata; the search stops at a VCS root."""
-    for directory in (start, *start.parents):
-        try:
-            if any((directory / marker).is_file() for marker in _ROOT_MARKERS) or any(
-                next(directory.glob(pattern), None) for pattern in _REQUIREMENT_FILES[:2]
-            ):
-                return directory
-            if (directory / ".git").exists() or (directory / ".hg").exists():
-                return None
-        except OSError:  # a directory we may not search: no project of ours above it
-            return None
-    return None
+    return Detector()._root(start)
 
 
 class Detector:
@@ -319,8 +327,18 @@ class Detector:
         return self._root(resolved)
 
     def _root(self, directory: Path) -> Optional[Path]:
-        if directory not in self._roots:
-            self._roots[directory] = project_root(directory)
+        """`project_root`, remembered for every directory on the way up (a tree's directories
+        share their parents)."""
+        climbed = []
+        while directory not in self._roots:
+            kind = _kind_of_directory(directory)
+            if kind != _ABOVE:
+                self._roots[directory] = directory if kind == _ROOT else None
+                break
+            climbed.append(directory)
+            directory = directory.parent
+        for below in climbed:
+            self._roots[below] = self._roots[directory]
         return self._roots[directory]
 
     def forget(self) -> None:
