@@ -3,12 +3,15 @@
 Each rule needs certain whole words in the source: the name it matches and an import root
 of its library (a symbol cannot be reached without importing its library). A file passes
 when every group of words of at least one rule is present. Whole words matter: `amp`
-alone would match `example` and `sample` and let nearly every file through.
+alone would match `example` and `sample` and let nearly every file through. A keyword that
+counts only as a keyword argument of certain calls (`Trainer(precision=16)`) also needs those
+calls' names and its own spelling as a keyword (`precision=` or `"precision":`).
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import FrozenSet, Iterable, List, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from .table import LIBRARY_ROOTS, AttributeRead, Keyword, Modules, Parameter, Rule, Symbols
 
@@ -28,8 +31,17 @@ def _last_names(specs: Iterable[str]) -> FrozenSet[str]:
     return frozenset(spec.split(":")[1].rsplit(".", 1)[-1] for spec in specs)
 
 
-def requirements(rules: Iterable[Rule]) -> List[Requirement]:
+def _keyword_spelling(name: str) -> "re.Pattern[str]":
+    """How a keyword argument is written in a call: `name=`, or `"name":` in a `**{...}` literal;
+    blanks, line breaks, comments and continuations may stand before the `=` or `:`."""
+    return re.compile(rf"\b{re.escape(name)}[\"']?(?:\s|\\|#[^\r\n]*)*[=:]")
+
+
+def requirements(rules: Iterable[Rule]) -> Tuple[List[Requirement], Dict[Requirement, "re.Pattern[str]"]]:
+    """What a file must hold for each rule's matchers to find anything: groups of words (each
+    group must have one present), and for some of them a spelling the text must also show."""
     needs: List[Requirement] = []
+    spelled: Dict[Requirement, Optional["re.Pattern[str]"]] = {}
     for rule in rules:
         for m in rule.match:
             if isinstance(m, Symbols):
@@ -42,13 +54,17 @@ def requirements(rules: Iterable[Rule]) -> List[Requirement]:
                 if m.any_call or m.dict_forms or m.argv or not m.callees:
                     needs.append((frozenset({m.name}), roots))
                 else:  # only on calls of its callees, whose names the module must spell (`Trainer as T`)
-                    needs.append((frozenset({m.name}), roots, _last_names(m.callees)))
+                    need = (frozenset({m.name}), roots, _last_names(m.callees))
+                    needs.append(need)
+                    if m.position is None:  # and only as a keyword: `precision=`, not `self.precision`
+                        spelled.setdefault(need, _keyword_spelling(m.name))
                 if m.position is not None:  # a positional argument is found by its callee's name
                     callees = frozenset(spec.split(":")[1].split(".")[0] for spec in m.callees)
                     needs.append((callees, roots))
             elif isinstance(m, (AttributeRead, Parameter)):
                 needs.append((frozenset({m.name}), frozenset(LIBRARY_ROOTS[m.library])))
-    return sorted(set(needs), key=sorted)
+    unconditional = {need for need in needs if need not in spelled}
+    return sorted(set(needs), key=sorted), {need: p for need, p in spelled.items() if need not in unconditional}
 
 
 # Every ASCII character that cannot be part of an identifier becomes a space, so a split
@@ -60,7 +76,7 @@ _NOT_IDENTIFIER = str.maketrans(
 
 class Prefilter:
     def __init__(self, rules: Iterable[Rule]):
-        self.needs = requirements(rules)
+        self.needs, self.spellings = requirements(rules)
         self.words = frozenset(word for need in self.needs for group in need for word in group)
         # Every need has a group of library import roots (no symbol is reached without importing
         # its library): a file in which none of them occurs even as a substring fails every need.
@@ -75,7 +91,11 @@ class Prefilter:
         if self.gate and not any(word in source for word in self.gate):
             return False
         present = self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
-        return any(all(group & present for group in need) for need in self.needs)
+        return any(all(group & present for group in need) and self._spelled(need, source) for need in self.needs)
+
+    def _spelled(self, need: Requirement, source: str) -> bool:
+        pattern = self.spellings.get(need)
+        return pattern is None or pattern.search(source) is not None
 
 
 @lru_cache(maxsize=None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from flake8_no_apex.checker import check_tree
@@ -55,3 +56,19 @@ def test_a_keyword_found_only_on_its_callees_needs_their_names():
     assert check_tree(ast.parse(aliased)) and prefilter.may_match(aliased)
     subclass = "import lightning.pytorch as pl\n\nclass Mine(pl.Trainer):\n    pass\n\nt = Mine(precision=16)\n"
     assert check_tree(ast.parse(subclass)) and prefilter.may_match(subclass)
+
+
+@pytest.mark.parametrize("call", [
+    "Trainer(precision=16)", "Trainer(precision  # half\n    = 16)", "Trainer(precision \\\n = 16)",
+    "Trainer(**{'precision': 16})", 'Trainer(**{"precision"  # half\n : 16})',
+])
+def test_a_keyword_of_a_call_passes_however_it_is_spelled(call):
+    source = f"from lightning.pytorch import Trainer\n\nt = {call}\n"
+    assert check_tree(ast.parse(source)) and default_prefilter().may_match(source)
+
+
+def test_a_keyword_name_not_written_as_one_does_not_pass():
+    """The module names a Trainer and says `precision`, but passes it to no call as a keyword."""
+    source = ("from lightning.pytorch import Trainer\n\ndef summary(trainer: Trainer):\n"
+              "    return trainer.precision  # 16 or 32 bits\n")
+    assert not default_prefilter().may_match(source)
