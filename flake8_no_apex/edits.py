@@ -13,6 +13,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from .resolve import walk
@@ -43,7 +44,9 @@ class Source:
     @cached_property
     def _starts(self) -> List[int]:
         """Where each line starts (on first use: most files are never asked)."""
-        return [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
+        if "\r" in self.text:
+            return [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
+        return [0, *accumulate(len(line) + 1 for line in self.text.split("\n")[:-1])]
 
     @cached_property
     def newline(self) -> str:

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from functools import cached_property
-from typing import Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
@@ -44,6 +44,7 @@ class FixContext:
     bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
     calls: Dict[int, ast.Call]  # id of a callee -> its call
     bound: Set[str]  # every name the module binds, in any scope (the resolver's)
+    string_holders: List[ast.AST]  # the resolver's annotations and `__all__` values
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
@@ -55,7 +56,7 @@ class FixContext:
     @cached_property
     def named_in_strings(self) -> Set[str]:
         """Names used through strings: `__all__` entries, string annotations (on demand)."""
-        return _named_in_strings(self.tree)
+        return _named_in_strings(self.string_holders)
 
     @cached_property
     def decorators(self) -> Set[int]:
@@ -226,41 +227,15 @@ def used_imports(checker: Checker) -> Set[ImportKey]:
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def _named_in_strings(tree: ast.Module) -> Set[str]:
-    """Names a module uses through strings: `__all__` entries and string annotations (both are
-    parts of statements: only statements are walked, not the expressions inside them)."""
-    strings: List[ast.AST] = []
-    for node in _statements(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Name) and t.id == "__all__"
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
-            strings.append(node.value)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            arguments = node.args
-            strings += [a.annotation for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                                               arguments.vararg, arguments.kwarg] if a is not None and a.annotation]
-            strings += [node.returns] if node.returns else []
-        elif isinstance(node, ast.AnnAssign):
-            strings.append(node.annotation)
-    return {word for expression in strings if type(expression) not in _STRINGLESS for constant in walk(expression)
+def _named_in_strings(holders: List[Optional[ast.AST]]) -> Set[str]:
+    """The words of the strings in the resolver's annotations and `__all__` values: names a
+    module uses through strings."""
+    return {word for expression in holders if type(expression) not in _STRINGLESS for constant in walk(expression)
             if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
             for word in _WORD.findall(constant.value)}
 
 
 _STRINGLESS = (type(None), ast.Name, ast.Attribute)  # most annotations: no string to look for inside
-
-
-def _statements(tree: ast.Module) -> Iterator[ast.stmt]:
-    """Every statement of the module, at any depth (bodies of functions, classes, branches,
-    loops, handlers and match cases)."""
-    stack: List[ast.stmt] = list(tree.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for field_name in ("body", "orelse", "finalbody"):
-            stack.extend(getattr(node, field_name, None) or ())
-        for part in [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]:
-            stack.extend(part.body)
 
 
 def _dotted_references(tree: ast.Module) -> Set[str]:
@@ -391,7 +366,7 @@ class Round:
         self.source.know_fstrings(self.tree)
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
-                          self.checker.calls, self.checker.bound_names, self.findings)
+                          self.checker.calls, self.checker.bound_names, self.checker.string_holders, self.findings)
 
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check

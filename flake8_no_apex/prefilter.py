@@ -78,6 +78,12 @@ class Prefilter:
     def __init__(self, rules: Iterable[Rule]):
         self.needs, self.spellings = requirements(rules)
         self.words = frozenset(word for need in self.needs for group in need for word in group)
+        # each need under the words of its first group, so a file's words lead to the needs
+        # they may complete (most files have a handful of them, the table has over eighty needs)
+        self._by_word: Dict[str, List[Requirement]] = {}
+        for need in self.needs:
+            for word in need[0]:
+                self._by_word.setdefault(word, []).append(need)
         # Every need has a group of library import roots (no symbol is reached without importing
         # its library): a file in which none of them occurs even as a substring fails every need.
         # A few substring searches (in C, no allocation) rule out most files before the split.
@@ -91,7 +97,8 @@ class Prefilter:
         if self.gate and not any(word in source for word in self.gate):
             return False
         present = self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
-        return any(all(group & present for group in need) and self._spelled(need, source) for need in self.needs)
+        return any(all(not group.isdisjoint(present) for group in need[1:]) and self._spelled(need, source)
+                   for word in present for need in self._by_word.get(word, ()))
 
     def _spelled(self, need: Requirement, source: str) -> bool:
         pattern = self.spellings.get(need)

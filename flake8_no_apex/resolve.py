@@ -285,6 +285,8 @@ class ScopeVisitor(ast.NodeVisitor):
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
         self._methods: Dict[type, Callable[[ast.AST], object]] = {}
         self.bound_names: Set[str] = set()  # every name bound (or deleted) in any scope of the module
+        # expressions whose strings may name things: annotations (`"Trainer"`) and `__all__` values
+        self.string_holders: List[ast.AST] = []
 
     # --- the walk: NodeVisitor's, with each node type's method looked up once ------------------
     def visit(self, node: ast.AST):
@@ -415,16 +417,22 @@ class ScopeVisitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
         self._assign(node.targets, node.value)
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            self.string_holders.append(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.visit(node.annotation)
         if node.value is not None:
             self.visit(node.value)
         self._assign([node.target], node.value)
+        exports = isinstance(node.target, ast.Name) and node.target.id == "__all__"
+        self.string_holders.append(node.value if exports else node.annotation)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.visit(node.value)
         self._assign([node.target], None)
+        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            self.string_holders.append(node.value)
 
     def visit_Delete(self, node: ast.Delete) -> None:
         """`del x` unbinds what was bound (no binding is followed through it), and reads `a` in
@@ -472,8 +480,10 @@ class ScopeVisitor(ast.NodeVisitor):
         for arg in _parameters(node.args):
             if arg.annotation is not None:
                 self.visit(arg.annotation)
+                self.string_holders.append(arg.annotation)
         if node.returns is not None:
             self.visit(node.returns)
+            self.string_holders.append(node.returns)
         self.bind(node.name, UNKNOWN)
         self.on_function(node)
         scope = Scope("function")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import symtable
 import sys
 import sysconfig
@@ -11,6 +12,7 @@ from typing import Dict, Iterator, Set, Tuple
 import pytest
 
 from flake8_no_apex.checker import Checker
+from flake8_no_apex.fixer import _named_in_strings
 from flake8_no_apex.resolve import _local_names, _parameters, walk
 
 BINDING_FORMS = '''
@@ -162,3 +164,41 @@ def test_the_resolver_sees_every_binding():
         assert _every_binding(tree) <= checker.bound_names, _every_binding(tree) - checker.bound_names
         checked += 1
     assert checked > 30
+
+
+def _strings_of_annotations_and_exports(tree: ast.AST) -> Set[str]:
+    """From a walk of every statement: the words of the strings in annotations and `__all__`."""
+    holders = []
+    for node in walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "__all__"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])):
+            holders.append(node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            holders += [a.annotation for a in _parameters(node.args) if a.annotation]
+            holders += [node.returns] if node.returns else []
+        elif isinstance(node, ast.AnnAssign):
+            holders.append(node.annotation)
+    return {word for holder in holders if holder is not None for constant in walk(holder)
+            if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
+            for word in re.findall(r"[A-Za-z_]\w*", constant.value)}
+
+
+def test_the_resolver_keeps_every_string_that_names_something():
+    """`__all__` entries and string annotations, which the fixers must treat as uses."""
+    sources = ['__all__ = ["A"]\n__all__ += ["B"]\n__all__: list = ["C"]\nx: "D" = 1\n'
+               'def f(a: "E", *b: "F", c: "List[G]" = 1, **d: "H") -> "I":\n    y: "J"\n'
+               'class K:\n    def m(self) -> Optional["L"]: ...\n']
+    sources += [path.read_text(encoding="utf-8", errors="replace")
+                for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[2::6]]
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        checker = Checker()
+        checker.check(tree)
+        assert _named_in_strings(checker.string_holders) == _strings_of_annotations_and_exports(tree)
+    checker = Checker()
+    checker.check(ast.parse(sources[0]))
+    assert _named_in_strings(checker.string_holders) == {*"ABCDEFGHIJL", "List"}
