@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, chain_root, walk
+from .resolve import ScopeVisitor, canonical, chain_root, push_children, walk
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -253,9 +253,11 @@ class Checker(ScopeVisitor):
     def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
         """Whether a block imports or names a new spelling (`torch.amp`, or inside it). Of an
         attribute chain only the whole is asked: `a.b.c` is inside a spelling if `a.b` is."""
-        stack: List[ast.AST] = list(body)
+        stack: List[object] = list(body)
         while stack:
             node = stack.pop()
+            if not isinstance(node, ast.AST):
+                continue
             if isinstance(node, ast.ImportFrom):
                 names = [f"{node.module}.{a.name}" for a in node.names] if node.module and not node.level else []
             elif isinstance(node, ast.Import):
@@ -264,12 +266,7 @@ class Checker(ScopeVisitor):
                 names = [self.qualname(node) or ""]
                 stack.append(chain_root(node))  # `f(torch.amp.x).y`: the call may hold chains of its own
             else:
-                for field_name in node._fields:
-                    value = getattr(node, field_name, None)
-                    if value.__class__ is list:
-                        stack.extend(item for item in value if isinstance(item, ast.AST))
-                    elif isinstance(value, ast.AST):
-                        stack.append(value)
+                push_children(node, stack)
                 continue
             if any(n == new or n.startswith(new + ".") for n in names for new in self.index.shim_spellings):
                 return True

@@ -140,12 +140,18 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         if not isinstance(node, ast.AST):  # a list's None (a `**` key) or str (`global` names)
             continue
         yield node
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if value.__class__ is list:
-                stack.extend(value)
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        push_children(node, stack)
+
+
+def push_children(node: ast.AST, stack: List[object]) -> None:
+    """Put a node's children on a stack (lists whole: what they hold besides nodes, None and
+    strings, is for the taker to skip)."""
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            stack.extend(value)
+        elif isinstance(value, ast.AST):
+            stack.append(value)
 
 
 def _stored(target: ast.AST, names: Set[str]) -> None:
@@ -183,12 +189,7 @@ def _expression_bindings(node: ast.AST, names: Set[str]) -> None:
             in_comprehension.update(id(n) for generator in node.generators for n in walk(generator.target))
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in in_comprehension:
             names.add(node.id)
-        for field_name in node._fields:
-            value = getattr(node, field_name, None)
-            if value.__class__ is list:
-                stack.extend(value)
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        push_children(node, stack)
 
 
 def _local_names(fn: ast.AST, walrus: bool = True) -> Set[str]:

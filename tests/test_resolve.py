@@ -7,7 +7,7 @@ import symtable
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Dict, Iterator, Set, Tuple
+from typing import Dict, Iterator, List, Set, Tuple
 
 import pytest
 
@@ -148,19 +148,25 @@ def _every_binding(tree: ast.AST) -> Set[str]:
     return names
 
 
-def test_the_resolver_sees_every_binding():
-    """The fixers ask `ctx.binds(name)` of the resolver's record; it must miss none."""
-    sources = [BINDING_FORMS, WALRUS_FORMS, "del x\nclass C:\n    del y\n[z := 1 for w in v]\nlambda q: q\n"]
-    sources += [path.read_text(encoding="utf-8", errors="replace")
-                for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[1::6]]
-    checked = 0
-    for source in sources:
+def _resolved(sources: List[str], stdlib_share: slice) -> Iterator[Tuple[ast.Module, Checker]]:
+    """Each source that parses, and a share of the standard library's modules, with the checker
+    that walked it."""
+    stdlib = sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[stdlib_share]
+    for source in [*sources, *(path.read_text(encoding="utf-8", errors="replace") for path in stdlib)]:
         try:
             tree = ast.parse(source)
         except SyntaxError:
             continue
         checker = Checker()
         checker.check(tree)
+        yield tree, checker
+
+
+def test_the_resolver_sees_every_binding():
+    """The fixers ask `ctx.binds(name)` of the resolver's record; it must miss none."""
+    sources = [BINDING_FORMS, WALRUS_FORMS, "del x\nclass C:\n    del y\n[z := 1 for w in v]\nlambda q: q\n"]
+    checked = 0
+    for tree, checker in _resolved(sources, slice(1, None, 6)):
         assert _every_binding(tree) <= checker.bound_names, _every_binding(tree) - checker.bound_names
         checked += 1
     assert checked > 30
@@ -189,16 +195,7 @@ def test_the_resolver_keeps_every_string_that_names_something():
     sources = ['__all__ = ["A"]\n__all__ += ["B"]\n__all__: list = ["C"]\nx: "D" = 1\n'
                'def f(a: "E", *b: "F", c: "List[G]" = 1, **d: "H") -> "I":\n    y: "J"\n'
                'class K:\n    def m(self) -> Optional["L"]: ...\n']
-    sources += [path.read_text(encoding="utf-8", errors="replace")
-                for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[2::6]]
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        checker = Checker()
-        checker.check(tree)
+    resolved = list(_resolved(sources, slice(2, None, 6)))
+    for tree, checker in resolved:
         assert _named_in_strings(checker.string_holders) == _strings_of_annotations_and_exports(tree)
-    checker = Checker()
-    checker.check(ast.parse(sources[0]))
-    assert _named_in_strings(checker.string_holders) == {*"ABCDEFGHIJL", "List"}
+    assert _named_in_strings(resolved[0][1].string_holders) == {*"ABCDEFGHIJL", "List"}
