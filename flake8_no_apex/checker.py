@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, chain_root, push_children, walk
+from .resolve import ScopeVisitor, canonical, chain_root, push_children
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
