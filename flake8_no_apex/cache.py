@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -117,7 +116,7 @@ class Cache:
         size, mtime_ns, sha256 = stamp
         self.entries[self.key(path, named)] = {
             "stat": [size, mtime_ns], "sha256": sha256, "metadata": self._metadata(path),
-            "rows": [asdict(row) for row in rows]}
+            "rows": [row._asdict() for row in rows]}
         self.changed = True
 
     def save(self) -> None:

@@ -7,7 +7,6 @@ import os
 import sys
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
@@ -262,16 +261,14 @@ def _add_noqa(items: List[report.Reported], candidates: List[Candidate], args: a
 
 
 # --- fix -------------------------------------------------------------------------------------
-@dataclass
 class Summary:
-    files: int = 0
-    fixes: int = 0
-    manual: int = 0
-    unsafe: int = 0
-    shims: int = 0
-    errors: List[str] = field(default_factory=list)
-    recipes: List[str] = field(default_factory=list)
-    fixed: Dict[str, Counter] = field(default_factory=dict)  # path -> codes of the findings fixed
+    """What a `fix` run did, for its last lines."""
+
+    def __init__(self) -> None:
+        self.files = self.fixes = self.manual = self.unsafe = self.shims = 0
+        self.errors: List[str] = []
+        self.recipes: List[str] = []
+        self.fixed: Dict[str, Counter] = {}  # path -> codes of the findings fixed
 
 
 def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session", summary: Summary, out, report_to,

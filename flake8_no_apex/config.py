@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import configparser
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .compat import tomllib
 from .codes import CODES, DEFAULT_OFF
@@ -31,18 +30,24 @@ def _split(value) -> List[str]:
     return [str(item).strip() for item in items if str(item).strip()]
 
 
-@dataclass
 class Settings:
-    select: Optional[List[str]] = None  # None: flake8's default selection
-    extend_select: List[str] = field(default_factory=list)
-    ignore: Optional[List[str]] = None  # None: the default ignore list (APX107, APX108)
-    extend_ignore: List[str] = field(default_factory=list)
-    per_file_ignores: str = ""  # flake8's `pattern:codes ...` mapping
-    docs_url: str = ""  # where the README with the rule docs is, for links in JSON and SARIF
-    exclude: List[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
-    extend_exclude: List[str] = field(default_factory=list)
-    targets: str = "auto"
-    sources: List[str] = field(default_factory=list)  # the config files read
+    """The settings of one run: config files, then the command line (a plain class: a warm
+    `check` imports no dataclasses)."""
+
+    def __init__(self, select: Optional[List[str]] = None, extend_select: Sequence[str] = (),
+                 ignore: Optional[List[str]] = None, extend_ignore: Sequence[str] = (), per_file_ignores: str = "",
+                 docs_url: str = "", exclude: Sequence[str] = DEFAULT_EXCLUDE, extend_exclude: Sequence[str] = (),
+                 targets: str = "auto"):
+        self.select = select  # None: flake8's default selection
+        self.extend_select = list(extend_select)
+        self.ignore = ignore  # None: the default ignore list (APX107, APX108, APX110)
+        self.extend_ignore = list(extend_ignore)
+        self.per_file_ignores = per_file_ignores  # flake8's `pattern:codes ...` mapping
+        self.docs_url = docs_url  # where the README with the rule docs is, for links in JSON and SARIF
+        self.exclude = list(exclude)
+        self.extend_exclude = list(extend_exclude)
+        self.targets = targets
+        self.sources: List[str] = []  # the config files read
 
     def update(self, values: Dict[str, object], source: str) -> None:
         for key, value in values.items():

@@ -13,9 +13,8 @@ import stat
 import sys
 import tokenize
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -39,8 +38,7 @@ class InputError(Exception):
 STDIN = "-"  # the path that means standard input, as in flake8 and ruff
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     path: Path
     named: bool = False  # named on the command line (not found by walking a directory)
     stdin: bool = False  # the text comes from standard input; `path` is the name it stands for
@@ -110,8 +108,7 @@ def _walk(root: Path, excluded: Exclusions, other_files: bool, errors: List[str]
                 yield Candidate(Path(directory, file), named=False)
 
 
-@dataclass
-class Decoded:
+class Decoded(NamedTuple):
     raw: bytes
     text: str
     encoding: str  # "utf-8-sig" keeps a BOM; an encoding cookie keeps its codec

@@ -7,10 +7,9 @@ import hashlib
 import json
 import os
 from collections import Counter
-from dataclasses import asdict, dataclass, field
 from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
 from urllib.parse import quote
 
 from . import __version__
@@ -26,8 +25,7 @@ def rule_url(code: str, docs: str = DOCS) -> str:
     return f"{docs}#{code.lower()}"
 
 
-@dataclass(frozen=True)
-class Reported:
+class Reported(NamedTuple):
     """One finding, located and ready for any format."""
 
     path: str
@@ -38,9 +36,9 @@ class Reported:
     code: str
     message: str  # "APX201 ..." as flake8 prints it
     fix_grade: str  # of the available fix, else the rule's
-    edits: List[Dict[str, object]] = field(default_factory=list)  # the available fix's edits
-    source_line: str = field(default="", compare=False)  # the text of `line`, for --output-format full
-    level: str = field(default="warning", compare=False)  # SARIF's, from the rule's timeline (Timeline.level)
+    edits: Sequence[Dict[str, object]] = ()  # the available fix's edits
+    source_line: str = ""  # the text of `line`, for --output-format full
+    level: str = "warning"  # SARIF's, from the rule's timeline (Timeline.level)
 
 
 def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reported]:
@@ -148,7 +146,7 @@ def statistics_json_lines(items: List[Reported]) -> str:
 
 
 def _row(r: Reported, docs: str = DOCS) -> Dict[str, object]:
-    row = asdict(r)
+    row = r._asdict()
     del row["source_line"]
     row["url"] = rule_url(r.code, docs)
     row["fix"] = {"grade": row.pop("fix_grade"), "edits": row.pop("edits")}

@@ -12,9 +12,8 @@ import os
 import re
 import sys
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from packaging.version import InvalidVersion, Version
 
@@ -44,8 +43,7 @@ _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
 Floors = Dict[str, Version]
 
 
-@dataclass(frozen=True)
-class Targets:
+class Targets(NamedTuple):
     """Floors per library, and the files they were read from (for `flake8 -v`)."""
 
     floors: Floors
@@ -119,8 +117,7 @@ def _poetry_specifiers(constraint: str) -> SpecifierSet:
     return min(alternatives, key=lambda specs: lower_bound(specs) or Version("0"))
 
 
-@dataclass(frozen=True)
-class Declaration:
+class Declaration(NamedTuple):
     library: str
     floor: Optional[Version]
     conditional: bool  # carries an environment marker
