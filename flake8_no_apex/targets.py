@@ -15,10 +15,9 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
-
-if TYPE_CHECKING:  # packaging's requirement parser is imported when metadata is read
+if TYPE_CHECKING:  # packaging is imported where versions are read (a warm check reads none)
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
 from .compat import tomllib
 
@@ -40,7 +39,7 @@ DISTRIBUTIONS = {
 _REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
 
-Floors = Dict[str, Version]
+Floors = Dict[str, "Version"]
 
 
 class Targets(NamedTuple):
@@ -69,6 +68,8 @@ def parse_option(text: str) -> Optional[Targets]:
     text = text.strip()
     if text in ("", "auto"):
         return None
+    from packaging.version import InvalidVersion, Version
+
     floors: Floors = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, version = (s.strip() for s in item.partition("="))
@@ -87,6 +88,8 @@ def parse_option(text: str) -> Optional[Targets]:
 def lower_bound(specifiers: SpecifierSet) -> Optional[Version]:
     """The lowest release a specifier set admits, as far as it says: `>=2.1`, `~=2.1`,
     `==2.1.*`, `==2.1` and `>2.1` give 2.1; `<3`, `!=2.0` give nothing."""
+    from packaging.version import InvalidVersion, Version
+
     bounds = []
     for spec in specifiers:
         if spec.operator in (">=", ">", "~=", "==", "==="):
@@ -114,6 +117,8 @@ def _poetry_specifiers(constraint: str) -> SpecifierSet:
                 part = "==" + part
             parts.append(part)
         alternatives.append(SpecifierSet(",".join(parts)))
+    from packaging.version import Version
+
     return min(alternatives, key=lambda specs: lower_bound(specs) or Version("0"))
 
 
