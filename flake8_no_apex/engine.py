@@ -74,6 +74,12 @@ class Analysis:
         """The plan that would fix each finding (None: a person must), built on first use."""
         return self.planner() if self.planner is not None else [None] * len(self.findings)
 
+    def level(self, finding: Finding) -> str:
+        """How serious a finding is at the project's targets (removed: error; deprecated:
+        warning; maintained: note), for SARIF, GitLab, GitHub and the editor."""
+        timeline = finding.rule.timeline
+        return timeline.level(self.floors.get(timeline.library))
+
 
 class Session:
     """One configuration's analysis. With `settings` (check, fix, the server) findings are

@@ -11,7 +11,6 @@ import ast
 import bisect
 import io
 import re
-import sys
 import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
@@ -356,8 +355,7 @@ class Round:
            index: Optional[RuleIndex] = None, honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> "Round":
         source = Source(text)
         tree = ast.parse(text) if tree is None else tree
-        lines = source.lines if sys.version_info < (3, 10) else None  # only 3.9's import names lack positions
-        checker = Checker(index, floors=floors, lines=lines, walrus=":=" in text)
+        checker = Checker(index, floors=floors, walrus=":=" in text)  # Python >= 3.10 places import names
         noqa = noqa_lines(source) if honour_noqa else _never
         findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
         return cls(source, tree, checker, findings, noqa, dict(floors))

@@ -56,9 +56,8 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
             edits.append({"start": {"line": first_line, "column": first_column},
                           "end": {"line": last_line, "column": last_column}, "content": edit.text})
         grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
-        timeline = finding.rule.timeline
         found.append(Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
-                              source.line(line).rstrip("\r\n"), timeline.level(analysis.floors.get(timeline.library))))
+                              source.line(line).rstrip("\r\n"), analysis.level(finding)))
     return found
 
 

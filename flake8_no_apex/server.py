@@ -81,8 +81,7 @@ class NoApexServer(LanguageServer):
 
     def diagnostic(self, document: TextDocument, analysis: Analysis, finding: Finding) -> types.Diagnostic:
         docs = (self.session.settings.docs_url if self.session.settings else None) or DOCS
-        timeline = finding.rule.timeline
-        level = timeline.level(analysis.floors.get(timeline.library))
+        level = analysis.level(finding)
         return types.Diagnostic(
             range=_range(document, analysis, finding), message=finding.message.split(" ", 1)[1],
             severity=_SEVERITY[level], code=finding.code, source=SOURCE,
