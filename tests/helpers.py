@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -13,6 +14,20 @@ from flake8_no_apex.checker import check_tree
 # belong to another environment, or be missing); test_cli runs the installed console script too.
 COMMAND = [sys.executable, "-m", "flake8_no_apex"]
 CONSOLE_SCRIPT = str(Path(sys.executable).with_name("flake8-no-apex"))
+
+
+def _imported(stderr: str) -> set:
+    return {line.split("|")[-1].strip() for line in stderr.splitlines() if line.startswith("import time:")}
+
+
+def run_with_imports(*args: str, cwd: Path) -> Tuple[subprocess.CompletedProcess, set]:
+    """Run the command with these arguments, and name the modules it imported beyond what the
+    interpreter imports before any code runs (site and the environment's .pth files may import
+    anything, tempfile among them: that is not ours to keep off the path)."""
+    startup = subprocess.run([COMMAND[0], "-X", "importtime", "-c", "pass"], capture_output=True, text=True)
+    run = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], *args], cwd=cwd, capture_output=True,
+                         text=True)
+    return run, _imported(run.stderr) - _imported(startup.stderr)
 
 
 # timm's pattern: a name bound to a no-op context manager, and to autocast in one branch only

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import COMMAND
+from helpers import COMMAND, run_with_imports
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
 
 from flake8_no_apex import report
@@ -115,15 +115,13 @@ def test_statistics_and_parallel_jobs(tmp_path):
     for i in range(66):
         shutil.copy(EXAMPLE, tmp_path / f"train{i}.py")
     serial = check(tmp_path, "--statistics", "--no-cache")
-    parallel = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], "check", "-j", "2", "--statistics",
-                               "--no-cache"], cwd=tmp_path, capture_output=True, text=True)
-    assert serial.stdout == parallel.stdout and "concurrent.futures.process" in parallel.stderr
+    parallel, imported = run_with_imports("check", "-j", "2", "--statistics", "--no-cache", cwd=tmp_path)
+    assert serial.stdout == parallel.stdout and "concurrent.futures.process" in imported
     assert re.search(r"^66\s+APX101 apex\.amp\.initialize", serial.stdout, re.MULTILINE)
     for i in range(6, 66):
         (tmp_path / f"train{i}.py").unlink()
-    small = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], "check", "-j", "2", "--no-cache"],
-                           cwd=tmp_path, capture_output=True, text=True)
-    assert small.returncode == 1 and "concurrent.futures.process" not in small.stderr
+    small, imported = run_with_imports("check", "-j", "2", "--no-cache", cwd=tmp_path)
+    assert small.returncode == 1 and "concurrent.futures.process" not in imported
 
 
 def test_a_cold_check_imports_only_what_it_needs(tmp_path):
@@ -132,9 +130,7 @@ def test_a_cold_check_imports_only_what_it_needs(tmp_path):
     parser (the project's requirements name no library the rules know)."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["numpy>=2"]\n')
     (tmp_path / "train.py").write_text("import torch\n\nwith torch.amp.autocast('cuda'):\n    pass\n")
-    run = subprocess.run([COMMAND[0], "-X", "importtime", *COMMAND[1:], "check", "--no-cache"], cwd=tmp_path,
-                         capture_output=True, text=True)
-    imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+    run, imported = run_with_imports("check", "--no-cache", cwd=tmp_path)
     assert run.returncode == 0 and "flake8_no_apex.engine" in imported
     unwanted = {"flake8", "ast_grep_py", "yaml", "multiprocessing", "logging", "packaging.requirements", "tempfile",
                 "difflib", "xml.etree.ElementTree", "signal"}
