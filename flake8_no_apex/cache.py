@@ -14,24 +14,32 @@ cache that cannot be read is ignored and rebuilt.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from . import __version__
 from .config import Settings
 from .report import Reported
 from .targets import Detector, metadata_files
 
+if TYPE_CHECKING:
+    import hashlib
+
 DEFAULT_DIRECTORY = ".flake8-no-apex-cache"
 _FORMAT = 1  # the layout of the cache file
 
 
+def _sha256(data: bytes) -> "hashlib._Hash":
+    import hashlib  # only where a cache is used: `--no-cache` never loads OpenSSL
+
+    return hashlib.sha256(data)
+
+
 def _code_hash() -> str:
     """The package's own sources: any change to a rule, a fix or the engine changes it."""
-    digest = hashlib.sha256(__version__.encode())
+    digest = _sha256(__version__.encode())
     package = Path(__file__).parent
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode())
@@ -44,7 +52,7 @@ def fingerprint(settings: Settings, fixes: bool) -> str:
     keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "targets")
     given = {key: getattr(settings, key) for key in keys}
     described = json.dumps([_FORMAT, _code_hash(), given, os.getcwd(), fixes], sort_keys=True, default=str)
-    return hashlib.sha256(described.encode()).hexdigest()[:24]
+    return _sha256(described.encode()).hexdigest()[:24]
 
 
 class Cache:
@@ -100,7 +108,7 @@ class Cache:
         try:
             status = path.stat()
             if [status.st_size, status.st_mtime_ns] != entry["stat"]:
-                if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+                if _sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
                     return None
                 entry["stat"] = [status.st_size, status.st_mtime_ns]  # touched, not changed
                 self.changed = True

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import sys
 import warnings
@@ -54,11 +53,12 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 # --- check -----------------------------------------------------------------------------------
-def check_file(candidate: Candidate, session: "Session", fixes: bool = True
+def check_file(candidate: Candidate, session: "Session", fixes: bool = True, stamped: bool = True
                ) -> Tuple[List[report.Reported], Optional[Stamp]]:
-    """Findings of one file, of any kind, and the file's stamp as it was read; raises
-    InputError. A Python file without a word of any rule is not parsed, unless it was named on
-    the command line. Without `fixes` (formats that show none) no fix plan is built."""
+    """Findings of one file, of any kind, and (if `stamped`: for the cache) the file's stamp as
+    it was read; raises InputError. A Python file without a word of any rule is not parsed,
+    unless it was named on the command line. Without `fixes` (formats that show none) no fix
+    plan is built."""
     from .engine import AnalysisError, Document
 
     decoded = read(candidate.path, candidate.stdin)
@@ -68,8 +68,11 @@ def check_file(candidate: Candidate, session: "Session", fixes: bool = True
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
     seen = decoded.seen
-    stamp = (seen.st_size, seen.st_mtime_ns, hashlib.sha256(decoded.raw).hexdigest()) if seen else None
-    return found, stamp
+    if not (stamped and seen):
+        return found, None
+    import hashlib  # only for the cache
+
+    return found, (seen.st_size, seen.st_mtime_ns, hashlib.sha256(decoded.raw).hexdigest())
 
 
 def _located_error(path: Path, error: "AnalysisError") -> str:
@@ -94,10 +97,11 @@ def _start_worker(settings: Settings) -> None:
 Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findings, the file's error, its stamp
 
 
-def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: bool = True) -> Outcome:
+def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: bool = True,
+               stamped: bool = True) -> Outcome:
     path = candidate.path
     try:
-        found, stamp = check_file(candidate, session or _WORKER, fixes)
+        found, stamp = check_file(candidate, session or _WORKER, fixes, stamped)
         return found, None, stamp
     except InputError as error:
         return [], str(error), None
@@ -171,7 +175,8 @@ def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs:
             if rows is not None:
                 outcomes[index] = (rows, None, None)
     missing = [index for index, outcome in enumerate(outcomes) if outcome is None]
-    for index, outcome in (_analysed(candidates, missing, settings, fixes, jobs) if missing else {}).items():
+    analysed = _analysed(candidates, missing, settings, fixes, jobs, stamped=cache is not None) if missing else {}
+    for index, outcome in analysed.items():
         outcomes[index] = outcome
         found, error, stamp = outcome
         if cache is not None and error is None and stamp is not None:
@@ -181,8 +186,8 @@ def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs:
     return [outcome for outcome in outcomes if outcome is not None]
 
 
-def _analysed(candidates: List[Candidate], missing: List[int], settings: Settings, fixes: bool, jobs: int
-              ) -> Dict[int, Outcome]:
+def _analysed(candidates: List[Candidate], missing: List[int], settings: Settings, fixes: bool, jobs: int,
+              stamped: bool) -> Dict[int, Outcome]:
     """The outcomes of the files the cache could not give: in other processes when enough of
     them pass the pre-filter to pay for the processes, the rest in this one."""
     from .engine import Session
@@ -195,11 +200,12 @@ def _analysed(candidates: List[Candidate], missing: List[int], settings: Setting
 
         processes = min(jobs, len(heavy) // _FILES_PER_PROCESS)
         with ProcessPoolExecutor(max_workers=processes, initializer=_start_worker, initargs=(settings,)) as pool:
-            work = pool.map(partial(_check_one, fixes=fixes), [candidates[i] for i in heavy], chunksize=4)
+            check_one = partial(_check_one, fixes=fixes, stamped=stamped)
+            work = pool.map(check_one, [candidates[i] for i in heavy], chunksize=4)
             analysed.update(zip(heavy, work))
     for index in missing:
         if index not in analysed:
-            analysed[index] = _check_one(candidates[index], session, fixes)
+            analysed[index] = _check_one(candidates[index], session, fixes, stamped)
     return analysed
 
 
@@ -444,14 +450,37 @@ def _selection_options(command: argparse.ArgumentParser) -> None:
                          help="oldest supported releases, e.g. torch=2.1,lightning=1.9 (default: auto)")
 
 
+def _terminal_columns() -> int:
+    """shutil.get_terminal_size's width: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's own help, as wide as the terminal: argparse asks shutil for the width, and
+    importing shutil (with bz2 and lzma) cost every run a few milliseconds."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=_terminal_columns() - 2)
+
+
 def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(
         prog="flake8-no-apex", description="Find and fix NVIDIA apex and deprecated mixed-precision (AMP) code.",
         epilog="Settings also come from [flake8] in setup.cfg, tox.ini or .flake8, and from "
-        "[tool.flake8-no-apex] in pyproject.toml.",
+        "[tool.flake8-no-apex] in pyproject.toml.", formatter_class=_HelpFormatter,
     )
     main.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = main.add_subparsers(dest="command", required=True)
+    commands = main.add_subparsers(dest="command", required=True,
+                                   parser_class=partial(argparse.ArgumentParser, formatter_class=_HelpFormatter))
 
     check = commands.add_parser(
         "check", help="report findings, like flake8 --select APX, also in YAML configs and requirements",

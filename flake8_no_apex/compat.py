@@ -1,9 +1,13 @@
-"""What differs between the supported Pythons."""
+"""What differs between the supported Pythons, imported where it is first used (a run that
+meets no TOML file never loads the parser)."""
 import sys
+from typing import Any, Dict
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python < 3.11 only
-    import tomli as tomllib
 
-__all__ = ["tomllib"]
+def load_toml(text: str) -> Dict[str, Any]:
+    """`tomllib.loads` (tomli's before Python 3.11); its errors are ValueErrors."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python < 3.11 only
+        import tomli as tomllib
+    return tomllib.loads(text)

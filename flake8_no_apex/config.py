@@ -3,12 +3,11 @@ pyproject.toml, then the command line, with flake8's meaning for each key."""
 from __future__ import annotations
 
 import argparse
-import configparser
 import re
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from .compat import tomllib
+from .compat import load_toml
 from .codes import CODES, DEFAULT_OFF
 from .targets import is_file
 
@@ -133,6 +132,8 @@ def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
         for name in ("setup.cfg", "tox.ini", ".flake8"):
             path = directory / name
             if is_file(path):
+                import configparser  # only where such a file exists
+
                 parser = configparser.RawConfigParser()
                 try:
                     parser.read(path, encoding="utf-8")
@@ -148,7 +149,7 @@ def _pyproject(start: Path) -> Optional[Tuple[Path, Dict[str, object]]]:
         path = directory / "pyproject.toml"
         if is_file(path):
             try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
+                data = load_toml(path.read_text(encoding="utf-8"))
             except (OSError, ValueError) as error:
                 raise ConfigError(f"{path}: cannot read its settings: {error}") from None
             tool = data.get("tool", {})

@@ -8,7 +8,7 @@ import ast
 import re
 from typing import Iterator, List, Optional, Tuple
 
-from .compat import tomllib
+from .compat import load_toml
 from .edits import Source
 from .files import MalformedFile
 from .rules import RULES
@@ -60,7 +60,7 @@ def check_dependencies(name: str, text: str, floors: Floors) -> List[Finding]:
     """Requirements/constraints files, pyproject.toml dependency strings, setup.cfg, setup.py."""
     if name == "pyproject.toml":
         try:
-            tomllib.loads(text)
+            load_toml(text)
         except ValueError as error:
             raise MalformedFile(f"cannot parse: {error}") from None
         candidates = list(_quoted_strings(text))
@@ -176,7 +176,7 @@ def _tables(text: str) -> object:
     """The container structure of a TOML file (which keys hold arrays, which tables), or None
     when it does not parse: dropping an array item must keep it."""
     try:
-        return _containers(tomllib.loads(text))
+        return _containers(load_toml(text))
     except ValueError:
         return None
 

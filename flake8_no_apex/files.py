@@ -11,7 +11,6 @@ import os
 import re
 import stat
 import sys
-import tokenize
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
@@ -124,6 +123,8 @@ def read(path: Path, stdin: bool = False) -> Decoded:
         if not path.name.endswith(".py"):  # UTF-8, its BOM kept if it has one
             encoding = "utf-8-sig" if raw.startswith(codecs.BOM_UTF8) else "utf-8"
             return Decoded(raw, raw.decode(encoding), encoding, seen)
+        import tokenize  # a run that reads no module (a warm one) never loads it
+
         encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         return Decoded(raw, raw.decode(encoding), encoding, seen)  # newlines kept as they are
     except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as error:

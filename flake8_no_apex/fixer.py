@@ -128,6 +128,10 @@ def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
     return lines
 
 
+# flake8.utils.parse_comma_separated_list's separators (flake8.utils loads logging and platform)
+_CODE_SEPARATORS = re.compile(r"[,\s]+")
+
+
 def noqa_lines(source: Source) -> Callable[[int, str], bool]:
     """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it, on the line
     or on the lines flake8 reads with it (`statement_lines`)."""
@@ -136,7 +140,6 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
         return lambda line, code: False
 
     from flake8.defaults import NOQA_INLINE_REGEXP  # flake8's own rule, read only where a comment says noqa
-    from flake8.utils import parse_comma_separated_list
 
     def suppressed(line: int, code: str) -> bool:
         nonlocal ranges
@@ -147,7 +150,7 @@ def noqa_lines(source: Source) -> Callable[[int, str], bool]:
         if match is None:
             return False
         codes = match.groupdict()["codes"]
-        return codes is None or code.startswith(tuple(parse_comma_separated_list(codes)))
+        return codes is None or code.startswith(tuple(filter(None, _CODE_SEPARATORS.split(codes))))
 
     return suppressed
 

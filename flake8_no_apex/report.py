@@ -3,7 +3,6 @@ fixable findings), JSON, JSON lines, SARIF 2.1.0, GitHub workflow commands, JUni
 Code Quality."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import Counter
@@ -167,6 +166,8 @@ _GITLAB_SEVERITY = {"error": "major", "warning": "minor", "note": "info"}
 
 def gitlab(items: List[Reported]) -> str:
     """GitLab Code Quality: a fingerprint stable across runs for the same finding."""
+    import hashlib  # only for this format
+
     seen: Counter = Counter()
     issues = []
     for r in items:

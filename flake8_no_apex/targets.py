@@ -7,7 +7,6 @@ bounds the project declares in its own metadata, found upward from each checked 
 """
 from __future__ import annotations
 
-import configparser
 import os
 import re
 import sys
@@ -19,7 +18,7 @@ if TYPE_CHECKING:  # packaging is imported where versions are read (a warm check
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-from .compat import tomllib
+from .compat import load_toml
 
 
 class MetadataWarning(UserWarning):
@@ -191,7 +190,7 @@ def _requirement_lines(path: Path, seen: set) -> Iterator[str]:
 
 def _pyproject(path: Path) -> Iterator[Tuple[str, bool]]:
     """(PEP 508 requirement, conditional) from PEP 621, PEP 735, Poetry and PDM tables."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data = load_toml(path.read_text(encoding="utf-8"))
     project = data.get("project", {})
     yield from ((r, False) for r in project.get("dependencies", []))
     for group in project.get("optional-dependencies", {}).values():
@@ -214,6 +213,8 @@ def _pyproject(path: Path) -> Iterator[Tuple[str, bool]]:
 
 
 def _setup_cfg(path: Path) -> Iterator[Tuple[str, bool]]:
+    import configparser  # only where a setup.cfg exists
+
     parser = configparser.ConfigParser()
     parser.read(path, encoding="utf-8")
     values = [parser.get("options", "install_requires", fallback="")]

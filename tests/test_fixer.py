@@ -199,6 +199,24 @@ def test_noqa_lines_and_shims_are_not_fixed():
     )
 
 
+@pytest.mark.parametrize("comment", [
+    "# noqa", "# NOQA", "# noqa:APX201", "# noqa: APX201,APX203", "# noqa: APX203 APX201", "# noqa:APX2",
+    "# noqa: APX203,, APX1 ,APX201", "# noqa: E501\tAPX201", "# noqa : APX201", "# noqa: apx201", "# noqa:  APX201"])
+def test_noqa_codes_are_read_as_flake8_reads_them(comment):
+    """The code list is split as flake8.utils.parse_comma_separated_list splits it (that module
+    is not imported: it loads logging and platform), and the comment matched by flake8's regex."""
+    from flake8.defaults import NOQA_INLINE_REGEXP
+    from flake8.utils import parse_comma_separated_list
+
+    from flake8_no_apex.edits import Source
+
+    match = NOQA_INLINE_REGEXP.search(comment)
+    codes = match.groupdict()["codes"] if match else None
+    for code in ("APX201", "APX203", "APX101"):
+        expected = match is not None and (codes is None or code.startswith(tuple(parse_comma_separated_list(codes))))
+        assert fixer.noqa_lines(Source(f"x = 1  {comment}\n"))(1, code) is expected, (comment, code)
+
+
 def test_import_is_added_after_a_docstring_and_future_import_without_other_imports():
     check_transformed(
         """\
