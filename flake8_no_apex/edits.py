@@ -36,8 +36,10 @@ class Source:
 
     text: str
     _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
-    _by_kind: Dict[str, Dict[Tuple[int, int], SgNode]] = field(default_factory=dict, init=False, repr=False)
-    _by_start: Dict[str, Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
+    _regions: Dict[Tuple[int, int], SgNode] = field(default_factory=dict, init=False, repr=False)
+    _by_kind: Dict[Tuple[str, int], Dict[Tuple[int, int], SgNode]] = field(
+        default_factory=dict, init=False, repr=False)
+    _by_start: Dict[Tuple[str, int], Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
     _parsed: Optional[ast.AST] = field(default=None, init=False, repr=False)
 
@@ -105,27 +107,56 @@ class Source:
             self._tree = SgRoot(self.text, "python").root()
         return self._tree
 
-    def _nodes(self, kind: str) -> Dict[Tuple[int, int], SgNode]:
-        """The concrete nodes of a kind by (start, end), found once per kind (a lookup per fix
-        would make fixing a file quadratic in its fixes)."""
-        if kind not in self._by_kind:
+    def _region(self, within: ast.AST) -> SgNode:
+        """The concrete syntax tree of `within` alone (a call, or an import statement), at its
+        own offsets: the text before it becomes line breaks, with what makes its first line
+        valid on its own (a parenthesis before an indented expression, an `if 1:` above an
+        indented statement). A fix in a 3,000-line module then parses a line or two, not all of
+        it; where that text does not parse cleanly, the module's tree answers."""
+        start, end = self.span(within)
+        if (start, end) not in self._regions:
+            from ast_grep_py import SgRoot
+
+            line_start = self.line_start(within.lineno)
+            column = start - line_start
+            before, after = "", ""
+            if column and isinstance(within, ast.stmt):
+                before = "if 1:\n" + " " * column
+            elif column:
+                before, after = "(" + " " * (column - 1), ")"
+            root = None
+            if len(before) <= start:
+                padded = "\n" * (start - len(before)) + before + self.text[start:end] + after
+                root = SgRoot(padded, "python").root()
+                if root.find(kind="ERROR") is not None:
+                    root = None
+            self._regions[start, end] = root if root is not None else self.tree
+        return self._regions[start, end]
+
+    def _nodes(self, kind: str, within: Optional[ast.AST] = None) -> Dict[Tuple[int, int], SgNode]:
+        """The concrete nodes of a kind by (start, end), found once per kind and tree (a lookup
+        per fix would make fixing a file quadratic in its fixes)."""
+        root = self.tree if within is None else self._region(within)
+        key = (kind, id(root))
+        if key not in self._by_kind:
             nodes: Dict[Tuple[int, int], SgNode] = {}
             starting: Dict[int, SgNode] = {}
-            self._by_kind[kind], self._by_start[kind] = nodes, starting
-            for candidate in self.tree.find_all(kind=kind):  # outer nodes first
+            self._by_kind[key], self._by_start[key] = nodes, starting
+            for candidate in root.find_all(kind=kind):  # outer nodes first
                 where = candidate.range()
                 nodes.setdefault((where.start.index, where.end.index), candidate)
                 starting.setdefault(where.start.index, candidate)
-        return self._by_kind[kind]
+        return self._by_kind[key]
 
-    def cst(self, node: ast.AST, kind: str) -> Optional[SgNode]:
-        """The concrete node of `kind` spanning exactly the ast node."""
-        return self._nodes(kind).get(self.span(node))
+    def cst(self, node: ast.AST, kind: str, within: Optional[ast.AST] = None) -> Optional[SgNode]:
+        """The concrete node of `kind` spanning exactly the ast node; given `within` (a call or
+        an import statement holding it), only that is parsed."""
+        return self._nodes(kind, within).get(self.span(node))
 
     def cst_starting(self, node: ast.AST, kind: str) -> Optional[SgNode]:
         """The concrete node of `kind` that starts where the ast node does."""
         self._nodes(kind)
-        return self._by_start[kind].get(self.span(node)[0])
+        return self._by_start[kind, id(self.tree)].get(self.span(node)[0])
 
     def know_fstrings(self, tree: ast.AST) -> None:
         """The module's tree (parsed anyway by whoever has it), for finding the f-strings when an
@@ -184,7 +215,7 @@ def module_span(source: Source, statement: ast.ImportFrom) -> Optional[Tuple[int
     match = _FROM_MODULE.match(source.text, start)
     if match and not statement.level and _GAPS.sub("", match.group("module")) == statement.module:
         return match.start("module"), match.end("module")
-    node = source.cst(statement, "import_from_statement")
+    node = source.cst(statement, "import_from_statement", within=statement)
     module = node.field("module_name") if node else None
     return (module.range().start.index, module.range().end.index) if module else None
 
@@ -196,7 +227,7 @@ def replace(source: Source, node: ast.AST, text: str) -> TextEdit:
 
 def open_paren(source: Source, call: ast.Call) -> Optional[int]:
     """The offset just after a call's `(`."""
-    node = source.cst(call, "call")
+    node = source.cst(call, "call", within=call)
     arguments = node.field("arguments") if node else None
     return arguments.range().start.index + 1 if arguments and arguments.text().startswith("(") else None
 
@@ -213,19 +244,20 @@ def leading_separator(source: Source, call: ast.Call, first: int) -> str:
     return "," + source.newline + indentation
 
 
-def remove_element(source: Source, node: ast.AST, kind: str) -> Optional[TextEdit]:
+def remove_element(source: Source, node: ast.AST, kind: str, within: Optional[ast.AST] = None
+                   ) -> Optional[TextEdit]:
     """Delete one element of a comma-separated list (a keyword argument, a dict pair, an
     import alias) with its comma, keeping comments; a line left empty goes too. For a dict
-    pair, `node` is its key."""
+    pair, `node` is its key. `within`: the call or import statement that holds it, if known."""
     if getattr(node, "lineno", None) is None:  # an import alias on Python 3.9
         return None
-    element = source.cst(node, kind) if kind != "pair" else source.cst_starting(node, kind)
+    element = source.cst(node, kind, within) if kind != "pair" else source.cst_starting(node, kind)
     return _remove_listed(source, element) if element is not None else None
 
 
 def remove_argument(source: Source, call: ast.Call, argument: ast.AST) -> Optional[TextEdit]:
     """Delete one argument of a call (positional or keyword) with its comma."""
-    node = source.cst(call, "call")
+    node = source.cst(call, "call", within=call)
     arguments = node.field("arguments") if node else None
     start, end = source.span(argument)
     element = next((child for child in arguments.children() if child.range().start.index == start
@@ -379,10 +411,12 @@ def import_position(source: Source, tree: ast.Module, before: int) -> int:
 
 
 # --- options: keyword arguments, dict keys, argument-vector flags -----------------------------
-def drop_option(source: Source, node: ast.AST, value_node: Optional[ast.AST]) -> Optional[TextEdit]:
-    """Remove a keyword argument, or a dict pair given its key; flags are left alone."""
+def drop_option(source: Source, node: ast.AST, value_node: Optional[ast.AST], call: Optional[ast.Call] = None
+                ) -> Optional[TextEdit]:
+    """Remove a keyword argument (of `call`, if known), or a dict pair given its key; flags are
+    left alone."""
     if isinstance(node, ast.keyword):
-        return remove_element(source, node, "keyword_argument")
+        return remove_element(source, node, "keyword_argument", within=call)
     if value_node is not None and isinstance(node, ast.Constant):
         return remove_element(source, node, "pair")
     return None

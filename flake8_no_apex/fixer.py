@@ -293,7 +293,7 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
         elif id(statement) in whole:
             edit = remove_statement(ctx.source, statement)
         else:
-            edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name")
+            edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name", statement)
         if edit is not None:
             plans.append(plan([edit], Grade.SAFE))
     return plans

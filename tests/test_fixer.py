@@ -690,3 +690,56 @@ def test_the_module_of_an_import_is_where_the_concrete_tree_has_it(statement):
     node = next(n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.ImportFrom))
     concrete = source.cst(node, "import_from_statement").field("module_name").range()
     assert module_span(source, node) == (concrete.start.index, concrete.end.index)
+
+
+def _concrete(node, neighbours: bool) -> tuple:
+    """A concrete node as the edits read it: where it is, its children's places and (for an
+    element of a list) its neighbours' kinds and places."""
+    def place(n) -> tuple:
+        return (n.kind(), n.range().start.index, n.range().end.index) if n is not None else None
+
+    if node is None:
+        return None
+    around = [place(node.prev()), place(node.next())] if neighbours else []
+    return (node.text(), place(node), [place(child) for child in node.children()], *around)
+
+
+def test_a_call_or_an_import_parsed_alone_has_the_module_trees_nodes():
+    """`Source.cst(..., within=)` parses only the call or import statement that holds a node: its
+    keyword arguments, argument lists and aliases, with their neighbours (the commas an edit
+    takes along), are those of the whole module's tree, on the fixtures, the examples and a
+    twelfth of the standard library (indented, multi-line, commented, in f-strings and decorators);
+    nearly all of them parse alone (the rest fall back to the module's tree)."""
+    import sysconfig
+
+    from flake8_no_apex.edits import Source
+
+    root = Path(__file__).parent
+    paths = [*sorted((root / "fixtures").glob("*.py")), *sorted((root.parent / "examples").glob("*.py")),
+             *sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[1::12]]
+    compared = parsed_alone = regions = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        whole, alone = Source(text), Source(text)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                pairs = [(node, "call"), *((k, "keyword_argument") for k in node.keywords if k.arg)]
+            elif isinstance(node, ast.ImportFrom):
+                pairs = [(node, "import_from_statement"),
+                         *((a, "aliased_import" if a.asname else "dotted_name") for a in node.names if a.name != "*")]
+            elif isinstance(node, ast.Import):
+                pairs = [(a, "aliased_import" if a.asname else "dotted_name") for a in node.names]
+            else:
+                continue
+            for element, kind in pairs:
+                expected = _concrete(whole.cst(element, kind), element is not node)
+                assert _concrete(alone.cst(element, kind, within=node), element is not node) == expected, (
+                    path, element.lineno, kind)
+                compared += expected is not None
+        parsed_alone += sum(root is not alone._tree for root in alone._regions.values())
+        regions += len(alone._regions)
+    assert compared > 2_000 and parsed_alone > 0.95 * regions, (compared, parsed_alone, regions)

@@ -213,7 +213,7 @@ _AMP_TYPE_FIX = Fix(Grade.DISPLAY, "the apex branch it guards usually goes away 
 def fix_drop(ctx, finding) -> Optional[Plan]:
     """Drop an apex setting: safe for the "native" value, unsafe for apex (numerics change)."""
     site = finding.site
-    edit = drop_option(ctx.source, site.node, site.value_node)
+    edit = drop_option(ctx.source, site.node, site.value_node, site.call)
     return plan([edit], Grade.SAFE if site.value == "native" else Grade.UNSAFE) if edit else None
 
 
