@@ -298,11 +298,17 @@ class Checker(ScopeVisitor):
         return True
 
     def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            binding = self._read(node)
-            qualname = binding.qualname if binding else None
-            if not self._symbol_reference(node, qualname, binding):
-                self._use(qualname)
+        """`_read`, then a symbol reference or a use of a library name (inlined: the commonest node)."""
+        if node.ctx.__class__ is not ast.Load:
+            return
+        binding = self.lookup(node.id)
+        if binding is None:
+            return
+        if binding.statement is not None:
+            binding.uses.append(node)
+        qualname = binding.qualname
+        if qualname and not self._symbol_reference(node, qualname, binding):
+            self._use(qualname)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """A chain `a.b.c`, from the whole inwards: the longest part that is a deprecated

@@ -72,12 +72,15 @@ def requirements(rules: Iterable[Rule]) -> Tuple[List[Requirement], Dict[Require
 _NOT_IDENTIFIER = str.maketrans(
     {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")}
 )
+# The same for the bytes of an ASCII text (splitting bytes is about twice as fast)
+_NOT_IDENTIFIER_BYTES = bytes(32 if c < 128 and not (chr(c).isalnum() or c == 95) else c for c in range(256))
 
 
 class Prefilter:
     def __init__(self, rules: Iterable[Rule]):
         self.needs, self.spellings = requirements(rules)
         self.words = frozenset(word for need in self.needs for group in need for word in group)
+        self._byte_words = frozenset(word.encode() for word in self.words)
         # each need under the words of its first group, so a file's words lead to the needs
         # they may complete (most files have a handful of them, the table has over eighty needs)
         self._by_word: Dict[str, List[Requirement]] = {}
@@ -96,9 +99,16 @@ class Prefilter:
     def may_match(self, source: str) -> bool:
         if self.gate and not any(word in source for word in self.gate):
             return False
-        present = self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
+        present = self.present(source)
         return any(all(not group.isdisjoint(present) for group in need[1:]) and self._spelled(need, source)
                    for word in present for need in self._by_word.get(word, ()))
+
+    def present(self, source: str) -> FrozenSet[str]:
+        """The rule words the source holds as whole words."""
+        if source.isascii():  # one byte per character: the same words
+            found = self._byte_words.intersection(source.encode("ascii").translate(_NOT_IDENTIFIER_BYTES).split())
+            return frozenset(word.decode() for word in found)
+        return self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
 
     def _spelled(self, need: Requirement, source: str) -> bool:
         pattern = self.spellings.get(need)

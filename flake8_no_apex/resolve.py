@@ -326,15 +326,17 @@ class ScopeVisitor(ast.NodeVisitor):
 
     # --- lookups ----------------------------------------------------------------------
     def lookup(self, name: str) -> Optional[Binding]:
-        innermost = len(self.scopes) - 1
-        for depth in range(innermost, -1, -1):
-            scope = self.scopes[depth]
-            if scope.kind == "class" and depth != innermost:
-                continue  # methods do not see class attributes as bare names
-            binding = scope.get(name)
-            if binding is not None:
-                return binding
-        for module in self.scopes[0].star_modules:
+        scopes = self.scopes
+        binding = scopes[-1].get(name)
+        if binding is not None:
+            return binding
+        for depth in range(len(scopes) - 2, -1, -1):
+            scope = scopes[depth]
+            if scope.kind != "class":  # methods do not see class attributes as bare names
+                binding = scope.get(name)
+                if binding is not None:
+                    return binding
+        for module in scopes[0].star_modules:
             if self.star_exports(module, name):
                 return Binding(f"{module}.{name}")
         return None
