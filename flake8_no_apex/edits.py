@@ -37,6 +37,7 @@ class Source:
     text: str
     _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
     _regions: Dict[Tuple[int, int], SgNode] = field(default_factory=dict, init=False, repr=False)
+    _padded: int = field(default=0, init=False, repr=False)  # line breaks parsed in front of regions
     _by_kind: Dict[Tuple[str, int], Dict[Tuple[int, int], SgNode]] = field(
         default_factory=dict, init=False, repr=False)
     _by_start: Dict[Tuple[str, int], Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
@@ -112,7 +113,9 @@ class Source:
         own offsets: the text before it becomes line breaks, with what makes its first line
         valid on its own (a parenthesis before an indented expression, an `if 1:` above an
         indented statement). A fix in a 3,000-line module then parses a line or two, not all of
-        it; where that text does not parse cleanly, the module's tree answers."""
+        it. Where that text does not parse cleanly, or the line breaks in front of the regions
+        would add up to more than the module's length (a module with thousands of fixes: each
+        region's are as many as its offset), the module's tree answers."""
         start, end = self.span(within)
         if (start, end) not in self._regions:
             from ast_grep_py import SgRoot
@@ -125,7 +128,8 @@ class Source:
             elif column:
                 before, after = "(" + " " * (column - 1), ")"
             root = None
-            if len(before) <= start:
+            if len(before) <= start and self._padded + start <= len(self.text):
+                self._padded += start
                 padded = "\n" * (start - len(before)) + before + self.text[start:end] + after
                 root = SgRoot(padded, "python").root()
                 if root.find(kind="ERROR") is not None:

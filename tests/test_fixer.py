@@ -708,7 +708,7 @@ def test_a_call_or_an_import_parsed_alone_has_the_module_trees_nodes():
     """`Source.cst(..., within=)` parses only the call or import statement that holds a node: its
     keyword arguments, argument lists and aliases, with their neighbours (the commas an edit
     takes along), are those of the whole module's tree, on the fixtures, the examples and a
-    twelfth of the standard library (indented, multi-line, commented, in f-strings and decorators);
+    sixteenth of the standard library (indented, multi-line, commented, in f-strings and decorators);
     nearly all of them parse alone (the rest fall back to the module's tree)."""
     import sysconfig
 
@@ -716,7 +716,7 @@ def test_a_call_or_an_import_parsed_alone_has_the_module_trees_nodes():
 
     root = Path(__file__).parent
     paths = [*sorted((root / "fixtures").glob("*.py")), *sorted((root.parent / "examples").glob("*.py")),
-             *sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[1::12]]
+             *sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[1::16]]
     compared = parsed_alone = regions = 0
     for path in paths:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -724,7 +724,7 @@ def test_a_call_or_an_import_parsed_alone_has_the_module_trees_nodes():
             tree = ast.parse(text)
         except SyntaxError:
             continue
-        whole, alone = Source(text), Source(text)
+        whole = Source(text)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 pairs = [(node, "call"), *((k, "keyword_argument") for k in node.keywords if k.arg)]
@@ -735,11 +735,12 @@ def test_a_call_or_an_import_parsed_alone_has_the_module_trees_nodes():
                 pairs = [(a, "aliased_import" if a.asname else "dotted_name") for a in node.names]
             else:
                 continue
+            alone = Source(text)  # each its own: a module's regions are parsed within a budget
             for element, kind in pairs:
                 expected = _concrete(whole.cst(element, kind), element is not node)
                 assert _concrete(alone.cst(element, kind, within=node), element is not node) == expected, (
                     path, element.lineno, kind)
                 compared += expected is not None
-        parsed_alone += sum(root is not alone._tree for root in alone._regions.values())
-        regions += len(alone._regions)
-    assert compared > 2_000 and parsed_alone > 0.95 * regions, (compared, parsed_alone, regions)
+            parsed_alone += sum(root is not alone._tree for root in alone._regions.values())
+            regions += len(alone._regions)
+    assert compared > 1_000 and parsed_alone > 0.95 * regions, (compared, parsed_alone, regions)
