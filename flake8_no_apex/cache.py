@@ -3,62 +3,61 @@ and reused while nothing they depend on has changed, so a run over an unchanged 
 stats and hashes files and never imports the engine.
 
 An entry is found by the file's path (and whether it was named on the command line) in the
-cache file of one fingerprint: the tool's own code (a hash of the package's sources, so a new
-rule or fix invalidates everything), the settings that change findings, the working directory
-and whether the output shows fixes. It is valid while the file's size and modification time
-are the same, or, when they changed, its content hash is; and while the project metadata its
-version targets come from (the project root, and the size and time of each metadata file
-there) is the same. Files that could not be checked are never cached. The cache file is written
-atomically (a temporary file renamed over it), so concurrent runs never see half a file; a
-cache that cannot be read is ignored and rebuilt.
+cache file of one description: the tool's own code (its version, and the path, size and time of
+each of the package's sources, so a new rule or fix invalidates everything), the settings that
+change findings, the working directory and whether the output shows fixes. The file is named
+by a checksum of the description and holds the description itself: a file whose description
+differs is not used. An entry is valid while the file's size and modification time are the
+same, or, when they changed, its content hash is; and while the project metadata its version
+targets come from (the project root, and the size and time of each metadata file there) is the
+same. Files that could not be checked are never cached. The cache file is written atomically
+(a temporary file renamed over it), so concurrent runs never see half a file; a cache that
+cannot be read is ignored and rebuilt. A warm run reads no source and loads no OpenSSL.
 """
 from __future__ import annotations
 
+import binascii
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from . import __version__
 from .config import Settings
 from .report import Reported
 from .targets import Detector, metadata_files
 
-if TYPE_CHECKING:
-    import hashlib
-
 DEFAULT_DIRECTORY = ".flake8-no-apex-cache"
-_FORMAT = 1  # the layout of the cache file
+_FORMAT = 2  # the layout of the cache file
 
 
-def _sha256(data: bytes) -> "hashlib._Hash":
-    import hashlib  # only where a cache is used: `--no-cache` never loads OpenSSL
-
-    return hashlib.sha256(data)
-
-
-def _code_hash() -> str:
-    """The package's own sources: any change to a rule, a fix or the engine changes it."""
-    digest = _sha256(__version__.encode())
-    package = Path(__file__).parent
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+def _code() -> List[object]:
+    """The tool's own code: its version, and each source's path, size and modification time
+    (an edit to a rule, a fix or the engine changes it; nothing is read)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    sources: List[object] = [__version__]
+    for directory, subdirectories, names in os.walk(package):
+        subdirectories.sort()
+        for name in sorted(n for n in names if n.endswith(".py")):
+            status = os.stat(os.path.join(directory, name))
+            sources.append([os.path.relpath(os.path.join(directory, name), package), status.st_size,
+                            status.st_mtime_ns])
+    return sources
 
 
-def fingerprint(settings: Settings, fixes: bool) -> str:
+def description(settings: Settings, fixes: bool) -> str:
     """What every entry of one cache file shares."""
     keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "targets")
     given = {key: getattr(settings, key) for key in keys}
-    described = json.dumps([_FORMAT, _code_hash(), given, os.getcwd(), fixes], sort_keys=True, default=str)
-    return _sha256(described.encode()).hexdigest()[:24]
+    return json.dumps([_FORMAT, _code(), given, os.getcwd(), fixes], sort_keys=True, default=str)
 
 
 class Cache:
     def __init__(self, directory: Path, settings: Settings, fixes: bool):
         self.directory = directory
-        self.file = directory / f"{fingerprint(settings, fixes)}.json"
+        self.described = description(settings, fixes)
+        # a checksum names the file (binascii: hashlib would load OpenSSL); the description inside decides
+        self.file = directory / f"{binascii.crc32(self.described.encode()):08x}.json"
         self.explicit_targets = settings.targets.strip() not in ("", "auto")
         self.detect = Detector()
         self._by_directory: Dict[str, Optional[list]] = {}
@@ -68,10 +67,13 @@ class Cache:
 
     def _load(self) -> Dict[str, dict]:
         try:
-            entries = json.loads(self.file.read_text(encoding="utf-8"))
-            return entries if isinstance(entries, dict) else {}
+            kept = json.loads(self.file.read_text(encoding="utf-8"))
         except (OSError, ValueError):  # none yet, unreadable or corrupt: start afresh
             return {}
+        if not isinstance(kept, dict) or kept.get("description") != self.described:
+            return {}  # another description with the same checksum, or another layout
+        entries = kept.get("entries")
+        return entries if isinstance(entries, dict) else {}
 
     @staticmethod
     def key(path: Path, named: bool) -> str:
@@ -108,7 +110,9 @@ class Cache:
         try:
             status = path.stat()
             if [status.st_size, status.st_mtime_ns] != entry["stat"]:
-                if _sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+                import hashlib  # only for a file whose size or time changed
+
+                if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
                     return None
                 entry["stat"] = [status.st_size, status.st_mtime_ns]  # touched, not changed
                 self.changed = True
@@ -141,7 +145,7 @@ class Cache:
 
             descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
             with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-                json.dump(self.entries, stream, separators=(",", ":"))
+                json.dump({"description": self.described, "entries": self.entries}, stream, separators=(",", ":"))
             os.replace(temporary, self.file)
         except OSError:
             return

@@ -77,6 +77,37 @@ def test_a_corrupt_cache_is_ignored_and_rebuilt(project):
     assert all(isinstance(json.loads(f.read_text()), dict) for f in (project / CACHE).glob("*.json"))
 
 
+def test_a_cache_file_of_another_description_is_never_used(project):
+    """The file name is only a checksum: a file under it that describes other settings or other
+    code (here it would hide every finding) is ignored and replaced."""
+    expected = check(project, "--no-cache").stdout
+    check(project)
+    for file in (project / CACHE).glob("*.json"):
+        kept = json.loads(file.read_text())
+        kept["description"] = kept["description"].replace('"extend_ignore": []', '"extend_ignore": ["APX"]', 1)
+        for entry in kept["entries"].values():
+            entry["rows"] = []
+        assert '"extend_ignore": ["APX"]' in kept["description"]
+        file.write_text(json.dumps(kept))
+    assert check(project).stdout == expected
+    assert check(project).stdout == expected  # rebuilt, and used
+
+
+def test_the_description_changes_with_any_source_of_the_tool(tmp_path, monkeypatch):
+    """Each of the package's sources is in it with its size and time: an edited rule or fix
+    invalidates the cache, though no source is read."""
+    import flake8_no_apex
+    from flake8_no_apex import cache
+    from flake8_no_apex.config import Settings
+
+    monkeypatch.chdir(tmp_path)
+    described = json.loads(cache.description(Settings(), True))
+    sources = {entry[0] for entry in described[1][1:]}
+    package = Path(flake8_no_apex.__file__).parent
+    assert sources == {str(p.relative_to(package)) for p in package.rglob("*.py")}
+    assert all(entry[1] > 0 and entry[2] > 0 for entry in described[1][1:])
+
+
 def test_the_cache_directory_can_be_moved(project, tmp_path_factory):
     elsewhere = tmp_path_factory.mktemp("elsewhere") / "cache"
     check(project, "--cache-dir", str(elsewhere))
