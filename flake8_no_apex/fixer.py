@@ -10,13 +10,14 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import os
 import re
-import tokenize
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
-from functools import cached_property
-from typing import Callable, Dict, List, Optional, Set, Tuple
+from functools import cached_property, lru_cache
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
@@ -112,6 +113,8 @@ def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
     breaks of the tokenizer, so a multi-line string or a backslash continuation (not the lines
     of a parenthesized call, each ending in a line break of its own). Empty when the text does
     not tokenize (flake8 then looks at the physical line alone)."""
+    import tokenize  # its first use compiles its patterns: only where a noqa line needs it
+
     lines: Dict[int, Tuple[int, int]] = {}
     first, last = None, -1
     try:
@@ -132,21 +135,60 @@ def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
 _CODE_SEPARATORS = re.compile(r"[,\s]+")
 
 
-def noqa_lines(source: Source) -> Callable[[int, str], bool]:
-    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it, on the line
-    or on the lines flake8 reads with it (`statement_lines`)."""
-    ranges: Optional[Dict[int, Tuple[int, int]]] = None
-    if "noqa" not in source.text.lower():
-        return lambda line, code: False
+@lru_cache(maxsize=None)
+def _noqa_regexp() -> "re.Pattern[str]":
+    """flake8's own `# noqa` (flake8.defaults.NOQA_INLINE_REGEXP), read from the installed flake8's
+    defaults module alone: importing the flake8 package sets up its logging, which cost a check
+    more than the rest of its noqa handling."""
+    if "flake8.defaults" not in sys.modules:
+        import importlib.util
 
-    from flake8.defaults import NOQA_INLINE_REGEXP  # flake8's own rule, read only where a comment says noqa
+        spec = importlib.util.find_spec("flake8")
+        if spec is not None and spec.origin is not None:
+            alone = importlib.util.spec_from_file_location(
+                "flake8_no_apex._flake8_defaults", os.path.join(os.path.dirname(spec.origin), "defaults.py"))
+            if alone is not None and alone.loader is not None:
+                module = importlib.util.module_from_spec(alone)
+                try:
+                    alone.loader.exec_module(module)
+                    return module.NOQA_INLINE_REGEXP
+                except (ImportError, OSError, AttributeError):  # a layout this does not know: import it
+                    pass
+    from flake8.defaults import NOQA_INLINE_REGEXP
+
+    return NOQA_INLINE_REGEXP
+
+
+def _lines_read_alone(source: Source, noqa: Set[int], literals: Sequence[Tuple[int, int]]) -> bool:
+    """Whether flake8 reads each line with a noqa comment alone. Lines are read together only
+    across a line break inside a string (a literal written over several lines) or after a
+    backslash; a noqa line touching neither is read alone, and then so is any line it could
+    suppress (a finding's line read with a noqa line is read with that line's lines)."""
+    if any(first <= line <= last for first, last in literals for line in noqa):
+        return False
+    return not any(source.line(n).rstrip("\r\n").endswith("\\") for line in noqa for n in (line - 1, line) if n >= 1)
+
+
+def noqa_lines(source: Source, literals: Optional[Sequence[Tuple[int, int]]] = None) -> Callable[[int, str], bool]:
+    """flake8's own rule: a bare `# noqa`, or one listing the code or a prefix of it, on the line
+    or on the lines flake8 reads with it (`statement_lines`). Given the module's multi-line
+    literals (the resolver's `multiline_literals`), the module is tokenized only when a noqa
+    line may be read with others."""
+    if "noqa" not in source.text.lower():
+        return _never
+    regexp = _noqa_regexp()
+    ranges: Optional[Dict[int, Tuple[int, int]]] = None
+    if literals is not None:
+        noqa = {source.position(match.start())[0] for match in regexp.finditer(source.text)}
+        if _lines_read_alone(source, noqa, literals):
+            ranges = {}
 
     def suppressed(line: int, code: str) -> bool:
         nonlocal ranges
         if ranges is None:
             ranges = statement_lines(source.text)
         first, last = ranges.get(line, (line, line))
-        match = NOQA_INLINE_REGEXP.search("".join(source.line(n) for n in range(first, last + 1)))
+        match = regexp.search("".join(source.line(n) for n in range(first, last + 1)))
         if match is None:
             return False
         codes = match.groupdict()["codes"]
@@ -359,8 +401,9 @@ class Round:
         source = Source(text)
         tree = ast.parse(text) if tree is None else tree
         checker = Checker(index, floors=floors, walrus=":=" in text)  # Python >= 3.10 places import names
-        noqa = noqa_lines(source) if honour_noqa else _never
-        findings = [f for f in checker.check(tree) if selected(f.code) and not noqa(f.line, f.code)]
+        found = checker.check(tree)
+        noqa = noqa_lines(source, checker.multiline_literals) if honour_noqa else _never
+        findings = [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
         return cls(source, tree, checker, findings, noqa, dict(floors))
 
     def context(self) -> FixContext:

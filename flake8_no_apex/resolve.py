@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 # Lightning ships one code base under several names; fold them into one spelling so a
 # rule written for `lightning.pytorch` also covers `pytorch_lightning`.
@@ -288,6 +288,9 @@ class ScopeVisitor(ast.NodeVisitor):
         self.bound_names: Set[str] = set()  # every name bound (or deleted) in any scope of the module
         # expressions whose strings may name things: annotations (`"Trainer"`) and `__all__` values
         self.string_holders: List[ast.AST] = []
+        # the (first, last) lines of each literal written over several lines: where flake8 may
+        # read lines as one for `# noqa` (with backslash continuations)
+        self.multiline_literals: List[Tuple[int, int]] = []
 
     # --- the walk: NodeVisitor's, with each node type's method looked up once ------------------
     def visit(self, node: ast.AST):
@@ -313,6 +316,13 @@ class ScopeVisitor(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:
         """A constant holds no names (NodeVisitor's own visit_Constant is a slow shim for the old
         Num/Str visitors)."""
+        if node.end_lineno != node.lineno:
+            self.multiline_literals.append((node.lineno, node.end_lineno))
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        if node.end_lineno != node.lineno:
+            self.multiline_literals.append((node.lineno, node.end_lineno))
+        self.generic_visit(node)
 
     # --- entry point ------------------------------------------------------------------
     def run(self, tree: ast.AST) -> None:

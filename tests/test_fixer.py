@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -744,3 +746,52 @@ def test_a_call_or_an_import_parsed_alone_has_the_module_trees_nodes():
             parsed_alone += sum(root is not alone._tree for root in alone._regions.values())
             regions += len(alone._regions)
     assert compared > 1_000 and parsed_alone > 0.95 * regions, (compared, parsed_alone, regions)
+
+
+NOQA_LAYOUTS = [  # (module, whether each noqa line is read alone: no tokenizing)
+    ('import torch\nx = torch.cuda.amp.GradScaler()  # noqa: APX203\n', True),
+    ('import torch\nx = """\n# noqa: APX203\n"""; y = torch.cuda.amp.GradScaler()\n', False),
+    ('import torch\nx = """ # noqa: E501\n"""; y = torch.cuda.amp.GradScaler()  # noqa: APX203\n', False),
+    ('import torch\nx = torch.cuda.amp.GradScaler() + \\\n    1  # noqa: APX203\n', False),
+    ('import torch\nx = 1 + \\\n    torch.cuda.amp.GradScaler()  # noqa\n', False),
+    ('import torch\nx = (torch.cuda.amp.GradScaler(),\n     2)  # noqa: APX203\n', True),
+    ('import torch\nx = ("a"\n     "b", torch.cuda.amp.GradScaler())  # noqa: APX203\n', False),
+    ('import torch\nx = f"""{torch.cuda.amp.GradScaler()}\n"""  # noqa: APX203\n', False),
+    ('import torch\nx = f"{torch.cuda.amp.GradScaler()}"  # noqa:APX2\ny = torch.cuda.amp.GradScaler()\n', True),
+    ('import torch\ndef f():\n    """Doc.\n\n    # noqa\n    """\n    return torch.cuda.amp.GradScaler()\n', False),
+    ('import torch\ndef f():\n    """Doc.\n    """\n    return torch.cuda.amp.GradScaler()  # noqa: APX203\n', True),
+    ('import torch\nx = 1; \\\ny = torch.cuda.amp.GradScaler()  # noqa: E501\nz = 2  # noqa: APX203\n', False),
+    ('import torch\n# noqa: APX203 \\\nx = torch.cuda.amp.GradScaler()\n', False),
+]
+
+
+@pytest.mark.parametrize("text, read_alone", NOQA_LAYOUTS)
+def test_noqa_lines_read_alone_only_where_flake8_reads_them_alone(text, read_alone):
+    """With the resolver's multi-line literals, `noqa_lines` skips tokenizing where each noqa line
+    is read alone: the same answer as with the tokenizer's lines, for every line and code."""
+    from flake8_no_apex.checker import Checker
+    from flake8_no_apex.edits import Source
+
+    checker = Checker()
+    checker.check(ast.parse(text))
+    source = Source(text)
+    noqa = {source.position(match.start())[0] for match in fixer._noqa_regexp().finditer(text)}
+    assert fixer._lines_read_alone(source, noqa, checker.multiline_literals) is read_alone
+    fast = fixer.noqa_lines(source, checker.multiline_literals)
+    tokenized = fixer.noqa_lines(Source(text))
+    for line in range(1, text.count("\n") + 1):
+        for code in ("APX203", "APX201", "E501"):
+            assert fast(line, code) is tokenized(line, code), (line, code)
+
+
+def test_noqa_is_read_with_flake8s_own_pattern():
+    """The pattern is the installed flake8's, read from its defaults module alone."""
+    from flake8.defaults import NOQA_INLINE_REGEXP
+
+    fixer._noqa_regexp.cache_clear()
+    assert fixer._noqa_regexp() is NOQA_INLINE_REGEXP  # flake8.defaults is imported here: that module's
+    pattern = subprocess.run(
+        [sys.executable, "-c", "import sys; from flake8_no_apex import fixer; p = fixer._noqa_regexp(); "
+                               "print(repr((p.pattern, p.flags)), 'flake8' in sys.modules)"],
+        capture_output=True, text=True, check=True).stdout.split("\n")[0]
+    assert pattern == f"{(NOQA_INLINE_REGEXP.pattern, NOQA_INLINE_REGEXP.flags)!r} False"

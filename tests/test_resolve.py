@@ -208,3 +208,18 @@ def test_the_resolver_keeps_every_string_that_names_something():
     for tree, checker in resolved:
         assert _named_in_strings(checker.string_holders) == _strings_of_annotations_and_exports(tree)
     assert _named_in_strings(resolved[0][1].string_holders) == {*"ABCDEFGHIJL", "List"}
+
+
+def test_the_resolver_records_every_literal_written_over_several_lines():
+    """`noqa_lines` reads a noqa line alone only if no multi-line literal touches it: the
+    resolver's record must miss none (strings, bytes, f-strings, in every place code can be)."""
+    sources = ['x = """a\nb"""\ndef f(a=b"""\n""", *, c: "A\\\nB" = f"""{1}\n"""):\n    lambda: """\n"""\n'
+               '@d("""\n""")\nclass C("""\n""".__class__):\n    y: int = ("a"\n         "b")\n'
+               'match x:\n    case """\n""":\n        pass\n']
+    checked = 0
+    for tree, checker in _resolved(sources, slice(2, None, 6)):
+        expected = {(node.lineno, node.end_lineno) for node in walk(tree)
+                    if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno != node.lineno}
+        assert set(checker.multiline_literals) == expected
+        checked += bool(expected)
+    assert checked > 20
