@@ -235,14 +235,15 @@ def _local_names(fn: ast.AST, walrus: bool = True) -> Set[str]:
         elif kind not in _KNOWN_STATEMENTS:  # `type X = ...`, or a statement of a later Python
             _expression_bindings(node, names)
             continue
-        for field_name in _BLOCKS:
-            stack.extend(getattr(node, field_name, ()))
-        for handler in getattr(node, "handlers", ()):
-            if handler.name:
-                names.add(handler.name)
-            stack.extend(handler.body)
-            if walrus and handler.type is not None:
-                _expression_bindings(handler.type, names)
+        if kind in _COMPOUND_STATEMENTS:
+            for field_name in _BLOCKS:
+                stack.extend(getattr(node, field_name, ()))
+            for handler in getattr(node, "handlers", ()):
+                if handler.name:
+                    names.add(handler.name)
+                stack.extend(handler.body)
+                if walrus and handler.type is not None:
+                    _expression_bindings(handler.type, names)
         if walrus:
             _expression_fields(node, names)
     return names - declared
@@ -262,6 +263,9 @@ _KNOWN_STATEMENTS = (ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue, as
                      ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith,
                      ast.Delete, ast.Try, *filter(None, [getattr(ast, "TryStar", None)]))
 _STATEMENT_FIELDS = (*_BLOCKS, "handlers", "cases")
+# the known statements that hold others (`_local_names` looks into no other's blocks)
+_COMPOUND_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
+                        *filter(None, [getattr(ast, "TryStar", None)]))
 
 
 def _parameters(args: ast.arguments) -> List[ast.arg]:
@@ -590,7 +594,8 @@ class ScopeVisitor(ast.NodeVisitor):
         new_first = new_second = False
         if node.orelse:
             new_first, new_second = self.uses_new_spelling(node.body), self.uses_new_spelling(node.orelse)
-        takes_body = version_check(node.test)
+        # which releases take each branch matters only to a shim: one branch with the new spelling
+        takes_body = version_check(node.test) if new_first != new_second else None
         takes_else = {NEWER: OLDER, OLDER: NEWER}.get(takes_body, takes_body)
         scope = self.scopes[-1]
         kept = {}
@@ -600,13 +605,14 @@ class ScopeVisitor(ast.NodeVisitor):
             # reported only when it is the branch for newer releases (the deprecated spelling in
             # the path every current release takes) or the check is no version check at all
             fallback = dual_path and releases is not None and releases != NEWER
-            before = dict(scope)
+            keeps = new and not other_new and takes_body is not None  # the new branch's bindings
+            before = dict(scope) if keeps else {}
             self.in_fallback += fallback
             self.in_dual_path += dual_path
             self._visit_guarded(branch)
             self.in_fallback -= fallback
             self.in_dual_path -= dual_path
-            if new and not other_new and takes_body is not None:
+            if keeps:
                 kept.update({k: v for k, v in scope.items() if before.get(k) is not v})
         scope.update(kept)
 
