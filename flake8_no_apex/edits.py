@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete sy
     from .table import Finding
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+# The line breaks parsed in front of a module's regions, at most, in multiples of its length:
+# they parse about five times faster than code, so all regions together cost less than the tree
+_REGION_PADDING = 4
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _FSTRING_PREFIX = re.compile(r"(?<![\w])[rRbBuU]?[fFtT][rR]?[\"']")  # f"..", rf'..', Fr"..", t-strings
 
@@ -42,7 +45,7 @@ class Source:
         default_factory=dict, init=False, repr=False)
     _by_start: Dict[Tuple[str, int], Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
-    _parsed: Optional[ast.AST] = field(default=None, init=False, repr=False)
+    _joined_strings: Optional[List[ast.JoinedStr]] = field(default=None, init=False, repr=False)
 
     @cached_property
     def _starts(self) -> List[int]:
@@ -114,8 +117,8 @@ class Source:
         valid on its own (a parenthesis before an indented expression, an `if 1:` above an
         indented statement). A fix in a 3,000-line module then parses a line or two, not all of
         it. Where that text does not parse cleanly, or the line breaks in front of the regions
-        would add up to more than the module's length (a module with thousands of fixes: each
-        region's are as many as its offset), the module's tree answers."""
+        would add up to more than `_REGION_PADDING` times the module's length (a module with
+        thousands of fixes: each region's are as many as its offset), the module's tree answers."""
         start, end = self.span(within)
         if (start, end) not in self._regions:
             from ast_grep_py import SgRoot
@@ -128,7 +131,7 @@ class Source:
             elif column:
                 before, after = "(" + " " * (column - 1), ")"
             root = None
-            if len(before) <= start and self._padded + start <= len(self.text):
+            if len(before) <= start and self._padded + start <= _REGION_PADDING * len(self.text):
                 self._padded += start
                 padded = "\n" * (start - len(before)) + before + self.text[start:end] + after
                 root = SgRoot(padded, "python").root()
@@ -162,17 +165,20 @@ class Source:
         self._nodes(kind)
         return self._by_start[kind, id(self.tree)].get(self.span(node)[0])
 
-    def know_fstrings(self, tree: ast.AST) -> None:
-        """The module's tree (parsed anyway by whoever has it), for finding the f-strings when an
-        edit first needs them."""
-        self._parsed = tree
+    def know_fstrings(self, joined_strings: List[ast.JoinedStr]) -> None:
+        """The module's f-strings (the resolver's record), so that an edit that first needs them
+        walks no tree."""
+        self._joined_strings = joined_strings
 
     def _find_fstrings(self) -> None:
         self._fstrings = []
         if not _FSTRING_PREFIX.search(self.text):  # no f-string can start anywhere: no walk
             return
-        for node in walk(self._parsed if self._parsed is not None else ast.parse(self.text)):
-            if isinstance(node, ast.JoinedStr) and getattr(node, "end_lineno", None):
+        joined = self._joined_strings
+        if joined is None:
+            joined = [node for node in walk(ast.parse(self.text)) if isinstance(node, ast.JoinedStr)]
+        for node in joined:
+            if getattr(node, "end_lineno", None):
                 start, end = self.span(node)
                 self._fstrings.append((start, end, self.text[start:end].lstrip("rRfFbBuU")[:1]))
         self._fstrings.sort()  # an f-string before those nested in it: `requote` takes the innermost

@@ -407,7 +407,7 @@ class Round:
         return cls(source, tree, checker, findings, noqa, dict(floors))
 
     def context(self) -> FixContext:
-        self.source.know_fstrings(self.tree)
+        self.source.know_fstrings(self.checker.joined_strings)
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
                           self.checker.calls, self.checker.bound_names, self.checker.string_holders, self.findings)

@@ -295,6 +295,7 @@ class ScopeVisitor(ast.NodeVisitor):
         # the (first, last) lines of each literal written over several lines: where flake8 may
         # read lines as one for `# noqa` (with backslash continuations)
         self.multiline_literals: List[Tuple[int, int]] = []
+        self.joined_strings: List[ast.JoinedStr] = []  # every f-string: where an edit must requote
 
     # --- the walk: NodeVisitor's, with each node type's method looked up once ------------------
     def visit(self, node: ast.AST):
@@ -324,6 +325,7 @@ class ScopeVisitor(ast.NodeVisitor):
             self.multiline_literals.append((node.lineno, node.end_lineno))
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self.joined_strings.append(node)
         if node.end_lineno != node.lineno:
             self.multiline_literals.append((node.lineno, node.end_lineno))
         self.generic_visit(node)

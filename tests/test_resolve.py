@@ -211,8 +211,9 @@ def test_the_resolver_keeps_every_string_that_names_something():
 
 
 def test_the_resolver_records_every_literal_written_over_several_lines():
-    """`noqa_lines` reads a noqa line alone only if no multi-line literal touches it: the
-    resolver's record must miss none (strings, bytes, f-strings, in every place code can be)."""
+    """`noqa_lines` reads a noqa line alone only if no multi-line literal touches it, and an edit
+    is requoted inside any f-string: the resolver's records must miss none (strings, bytes,
+    f-strings, in every place code can be)."""
     sources = ['x = """a\nb"""\ndef f(a=b"""\n""", *, c: "A\\\nB" = f"""{1}\n"""):\n    lambda: """\n"""\n'
                '@d("""\n""")\nclass C("""\n""".__class__):\n    y: int = ("a"\n         "b")\n'
                'match x:\n    case """\n""":\n        pass\n']
@@ -221,5 +222,7 @@ def test_the_resolver_records_every_literal_written_over_several_lines():
         expected = {(node.lineno, node.end_lineno) for node in walk(tree)
                     if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno != node.lineno}
         assert set(checker.multiline_literals) == expected
+        joined = {id(node) for node in walk(tree) if isinstance(node, ast.JoinedStr)}
+        assert joined == set(map(id, checker.joined_strings))
         checked += bool(expected)
     assert checked > 20
