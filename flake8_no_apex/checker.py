@@ -39,6 +39,7 @@ class RuleIndex:
 
     def __init__(self, rules: Iterable[Rule]):
         self.symbols: Dict[str, List[Tuple[str, str, Rule]]] = defaultdict(list)
+        self._symbol_of: Dict[str, Optional[Tuple[str, Rule]]] = {}  # `symbol`'s answers so far
         self.modules: List[Tuple[Modules, Rule]] = []
         # (prefix, replacement, rule) of the deprecated modules by their root, in table order
         self._module_prefixes: Dict[str, List[Tuple[str, str, Rule]]] = defaultdict(list)
@@ -78,12 +79,15 @@ class RuleIndex:
             specs.sort(key=lambda entry: -len(entry[0].split(":")[0]))  # before `...utilities:AMPType`
 
     def symbol(self, qualname: str) -> Optional[Tuple[str, Rule]]:
-        """(replacement, rule) for a qualified name, or None."""
+        """(replacement, rule) for a qualified name, or None; each name is worked out once (a
+        module reads the same few names over and over)."""
+        if qualname in self._symbol_of:
+            return self._symbol_of[qualname]
         canon = canonical(qualname)
-        for spec, replacement, rule in self.symbols.get(canon.rsplit(".", 1)[-1], ()):
-            if symbol_matches(spec, canon):
-                return replacement, rule
-        return None
+        hit = next(((replacement, rule) for spec, replacement, rule in self.symbols.get(canon.rsplit(".", 1)[-1], ())
+                    if symbol_matches(spec, canon)), None)
+        self._symbol_of[qualname] = hit
+        return hit
 
     def deprecated_module(self, qualname: str) -> Optional[Tuple[str, str, Rule]]:
         """(deprecated module, replacement, rule) when `qualname` is or lies inside one."""

@@ -52,7 +52,7 @@ class Source:
         """Where each line starts (on first use: most files are never asked)."""
         if "\r" in self.text:
             return [0, *(m.end() for m in _NEWLINE.finditer(self.text))]
-        return [0, *accumulate(len(line) + 1 for line in self.text.split("\n")[:-1])]
+        return [0, *accumulate(map((1).__add__, map(len, self.text.split("\n")[:-1])))]
 
     @cached_property
     def newline(self) -> str:
