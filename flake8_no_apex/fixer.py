@@ -44,7 +44,7 @@ class FixContext:
     bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
     calls: Dict[int, ast.Call]  # id of a callee -> its call
     bound: Set[str]  # every name the module binds, in any scope (the resolver's)
-    string_holders: List[ast.AST]  # the resolver's annotations and `__all__` values
+    holder_strings: List[str]  # the strings of annotations and `__all__` values (the resolver's)
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
@@ -56,7 +56,7 @@ class FixContext:
     @cached_property
     def named_in_strings(self) -> Set[str]:
         """Names used through strings: `__all__` entries, string annotations (on demand)."""
-        return _named_in_strings(self.string_holders)
+        return _named_in_strings(self.holder_strings)
 
     @cached_property
     def decorators(self) -> Set[int]:
@@ -271,15 +271,10 @@ def used_imports(checker: Checker) -> Set[ImportKey]:
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-def _named_in_strings(holders: List[Optional[ast.AST]]) -> Set[str]:
-    """The words of the strings in the resolver's annotations and `__all__` values: names a
-    module uses through strings."""
-    return {word for expression in holders if type(expression) not in _STRINGLESS for constant in walk(expression)
-            if isinstance(constant, ast.Constant) and isinstance(constant.value, str)
-            for word in _WORD.findall(constant.value)}
-
-
-_STRINGLESS = (type(None), ast.Name, ast.Attribute)  # most annotations: no string to look for inside
+def _named_in_strings(strings: List[str]) -> Set[str]:
+    """The words of the strings of annotations and `__all__` values: names a module uses
+    through strings."""
+    return {word for string in strings for word in _WORD.findall(string)}
 
 
 def _dotted_references(tree: ast.Module) -> Set[str]:
@@ -410,7 +405,7 @@ class Round:
         self.source.know_fstrings(self.checker.joined_strings)
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
-                          self.checker.calls, self.checker.bound_names, self.checker.string_holders, self.findings)
+                          self.checker.calls, self.checker.bound_names, self.checker.holder_strings, self.findings)
 
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check

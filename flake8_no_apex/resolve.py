@@ -290,8 +290,10 @@ class ScopeVisitor(ast.NodeVisitor):
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
         self._methods: Dict[type, Callable[[ast.AST], object]] = {}
         self.bound_names: Set[str] = set()  # every name bound (or deleted) in any scope of the module
-        # expressions whose strings may name things: annotations (`"Trainer"`) and `__all__` values
-        self.string_holders: List[ast.AST] = []
+        # the strings of expressions whose strings may name things: annotations (`"Trainer"`)
+        # and `__all__` values
+        self.holder_strings: List[str] = []
+        self._holding = 0  # depth inside such an expression
         # the (first, last) lines of each literal written over several lines: where flake8 may
         # read lines as one for `# noqa` (with backslash continuations)
         self.multiline_literals: List[Tuple[int, int]] = []
@@ -323,6 +325,8 @@ class ScopeVisitor(ast.NodeVisitor):
         Num/Str visitors)."""
         if node.end_lineno != node.lineno:
             self.multiline_literals.append((node.lineno, node.end_lineno))
+        if self._holding and isinstance(node.value, str):
+            self.holder_strings.append(node.value)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
         self.joined_strings.append(node)
@@ -433,25 +437,26 @@ class ScopeVisitor(ast.NodeVisitor):
                 for name in _target_names(target) if isinstance(target, (ast.Tuple, ast.List, ast.Starred)) else ():
                     self.bind(name, UNKNOWN)
 
+    def _visit_holding(self, node: ast.AST, holds: bool = True) -> None:
+        """Visit an expression whose strings may name things (if `holds`)."""
+        self._holding += holds
+        self.visit(node)
+        self._holding -= holds
+
     def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
+        self._visit_holding(node.value, any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets))
         self._assign(node.targets, node.value)
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            self.string_holders.append(node.value)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        self.visit(node.annotation)
-        if node.value is not None:
-            self.visit(node.value)
-        self._assign([node.target], node.value)
         exports = isinstance(node.target, ast.Name) and node.target.id == "__all__"
-        self.string_holders.append(node.value if exports else node.annotation)
+        self._visit_holding(node.annotation, not exports)
+        if node.value is not None:
+            self._visit_holding(node.value, exports)
+        self._assign([node.target], node.value)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
+        self._visit_holding(node.value, isinstance(node.target, ast.Name) and node.target.id == "__all__")
         self._assign([node.target], None)
-        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
-            self.string_holders.append(node.value)
 
     def visit_Delete(self, node: ast.Delete) -> None:
         """`del x` unbinds what was bound (no binding is followed through it), and reads `a` in
@@ -498,11 +503,9 @@ class ScopeVisitor(ast.NodeVisitor):
             self.visit(expr)
         for arg in _parameters(node.args):
             if arg.annotation is not None:
-                self.visit(arg.annotation)
-                self.string_holders.append(arg.annotation)
+                self._visit_holding(arg.annotation)
         if node.returns is not None:
-            self.visit(node.returns)
-            self.string_holders.append(node.returns)
+            self._visit_holding(node.returns)
         self.bind(node.name, UNKNOWN)
         self.on_function(node)
         scope = Scope("function")

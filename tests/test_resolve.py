@@ -206,8 +206,8 @@ def test_the_resolver_keeps_every_string_that_names_something():
                'class K:\n    def m(self) -> Optional["L"]: ...\n']
     resolved = list(_resolved(sources, slice(2, None, 6)))
     for tree, checker in resolved:
-        assert _named_in_strings(checker.string_holders) == _strings_of_annotations_and_exports(tree)
-    assert _named_in_strings(resolved[0][1].string_holders) == {*"ABCDEFGHIJL", "List"}
+        assert _named_in_strings(checker.holder_strings) == _strings_of_annotations_and_exports(tree)
+    assert _named_in_strings(resolved[0][1].holder_strings) == {*"ABCDEFGHIJL", "List"}
 
 
 def test_the_resolver_records_every_literal_written_over_several_lines():
