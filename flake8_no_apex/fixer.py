@@ -133,6 +133,7 @@ def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
 
 # flake8.utils.parse_comma_separated_list's separators (flake8.utils loads logging and platform)
 _CODE_SEPARATORS = re.compile(r"[,\s]+")
+_LONE_CR = re.compile(r"\r(?!\n)")  # a line break for Python, not for `statement_lines`' reader
 
 
 @lru_cache(maxsize=None)
@@ -178,7 +179,7 @@ def noqa_lines(source: Source, literals: Optional[Sequence[Tuple[int, int]]] = N
         return _never
     regexp = _noqa_regexp()
     ranges: Optional[Dict[int, Tuple[int, int]]] = None
-    if literals is not None:
+    if literals is not None and not _LONE_CR.search(source.text):  # the tokenizer's lines are Python's
         noqa = {source.position(match.start())[0] for match in regexp.finditer(source.text)}
         if _lines_read_alone(source, noqa, literals):
             ranges = {}
