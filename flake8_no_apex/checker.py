@@ -281,13 +281,6 @@ class Checker(ScopeVisitor):
         if qualname and qualname.split(".")[0] in self.index.roots:
             self._root_uses[qualname.split(".")[0]].append(qualname)
 
-    def _read(self, name: ast.Name):
-        """The binding a Name reads; an import's binding records the read."""
-        binding = self.lookup(name.id)
-        if binding is not None and binding.statement is not None:
-            binding.uses.append(name)
-        return binding
-
     def _symbol_reference(self, node: ast.AST, qualname: Optional[str], binding=None) -> bool:
         if qualname is None:
             return False
@@ -302,7 +295,8 @@ class Checker(ScopeVisitor):
         return True
 
     def visit_Name(self, node: ast.Name) -> None:
-        """`_read`, then a symbol reference or a use of a library name (inlined: the commonest node)."""
+        """A read of a name: its import's binding records it (`_read_through`, inlined: this is
+        the commonest node), then it is a symbol reference or a use of a library name."""
         if node.ctx.__class__ is not ast.Load:
             return
         binding = self.lookup(node.id)
@@ -346,7 +340,8 @@ class Checker(ScopeVisitor):
 
     @staticmethod
     def _read_through(name: ast.Name, binding) -> None:
-        """`_read` with the binding already looked up."""
+        """A read of a name whose binding is looked up: an import's binding records it, so a fix
+        can rename every use, or remove the import once nothing reads it."""
         if binding is not None and binding.statement is not None:
             binding.uses.append(name)
 
