@@ -318,7 +318,7 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
                 continue
         removable[id(alias)] = (alias, statement)
     whole = {id(s): s for _, s in removable.values() if all(id(other) in removable for other in s.names)}
-    blocks = _blocks(ctx.tree)
+    blocks = _blocks(ctx.tree) if whole else {}  # a walk of the whole module: only for whole statements
     kept_as_pass = set()
     for statement in whole.values():
         block = blocks.get(id(statement), [])
