@@ -31,6 +31,13 @@ DEFAULT_DIRECTORY = ".flake8-no-apex-cache"
 _FORMAT = 2  # the layout of the cache file
 
 
+def content_hash(raw: bytes) -> str:
+    """A file's content as an entry keeps it (hashlib: imported only where a file must be hashed)."""
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest()
+
+
 def _code() -> List[object]:
     """The tool's own code: its version, and each source's path, size and modification time
     (an edit to a rule, a fix or the engine changes it; nothing is read)."""
@@ -110,9 +117,7 @@ class Cache:
         try:
             status = path.stat()
             if [status.st_size, status.st_mtime_ns] != entry["stat"]:
-                import hashlib  # only for a file whose size or time changed
-
-                if hashlib.sha256(path.read_bytes()).hexdigest() != entry["sha256"]:
+                if content_hash(path.read_bytes()) != entry["sha256"]:  # only a file whose size or time changed
                     return None
                 entry["stat"] = [status.st_size, status.st_mtime_ns]  # touched, not changed
                 self.changed = True

@@ -14,7 +14,7 @@ from . import __version__, report
 from .config import ConfigError, Settings, load
 from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .baseline import new_findings, read_baseline, write_baseline
-from .cache import DEFAULT_DIRECTORY, Cache
+from .cache import DEFAULT_DIRECTORY, Cache, content_hash
 from .codes import CODES, DEFAULT_OFF
 from .targets import MetadataWarning, TargetError, parse_option
 
@@ -70,9 +70,7 @@ def check_file(candidate: Candidate, session: "Session", fixes: bool = True, sta
     seen = decoded.seen
     if not (stamped and seen):
         return found, None
-    import hashlib  # only for the cache
-
-    return found, (seen.st_size, seen.st_mtime_ns, hashlib.sha256(decoded.raw).hexdigest())
+    return found, (seen.st_size, seen.st_mtime_ns, content_hash(decoded.raw))
 
 
 def _located_error(path: Path, error: "AnalysisError") -> str:

@@ -137,10 +137,10 @@ _LONE_CR = re.compile(r"\r(?!\n)")  # a line break for Python, not for `statemen
 
 
 @lru_cache(maxsize=None)
-def _noqa_regexp() -> "re.Pattern[str]":
-    """flake8's own `# noqa` (flake8.defaults.NOQA_INLINE_REGEXP), read from the installed flake8's
-    defaults module alone: importing the flake8 package sets up its logging, which cost a check
-    more than the rest of its noqa handling."""
+def noqa_pattern() -> "re.Pattern[str]":
+    """flake8's own `# noqa` (flake8.defaults.NOQA_INLINE_REGEXP), for suppressions and for
+    `--add-noqa`, read from the installed flake8's defaults module alone: importing the flake8
+    package sets up its logging, which cost a check more than the rest of its noqa handling."""
     if "flake8.defaults" not in sys.modules:
         import importlib.util
 
@@ -177,7 +177,7 @@ def noqa_lines(source: Source, literals: Optional[Sequence[Tuple[int, int]]] = N
     line may be read with others."""
     if "noqa" not in source.text.lower():
         return _never
-    regexp = _noqa_regexp()
+    regexp = noqa_pattern()
     ranges: Optional[Dict[int, Tuple[int, int]]] = None
     if literals is not None and not _LONE_CR.search(source.text):  # the tokenizer's lines are Python's
         noqa = {source.position(match.start())[0] for match in regexp.finditer(source.text)}

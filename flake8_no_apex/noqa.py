@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Dict, Iterable, List, Set, Tuple
 
-from flake8.defaults import NOQA_INLINE_REGEXP
-
-from .fixer import statement_lines
+from .fixer import noqa_pattern, statement_lines
 
 
 def add_noqa(text: str, found: Iterable[Tuple[int, str]], python: bool) -> Tuple[str, int]:
@@ -29,7 +27,7 @@ def add_noqa(text: str, found: Iterable[Tuple[int, str]], python: bool) -> Tuple
         line = lines[number - 1]
         body = line.rstrip("\r\n")
         ending = line[len(body):]
-        match = NOQA_INLINE_REGEXP.search(body)
+        match = noqa_pattern().search(body)
         if match and match.group("codes") is None:
             continue  # a bare noqa silences everything already
         if match:

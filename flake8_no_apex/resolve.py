@@ -259,13 +259,12 @@ def _expression_fields(statement: ast.stmt, names: Set[str]) -> None:
 
 
 _MATCH = getattr(ast, "Match", None)
-_KNOWN_STATEMENTS = (ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Assign,
-                     ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith,
-                     ast.Delete, ast.Try, *filter(None, [getattr(ast, "TryStar", None)]))
-_STATEMENT_FIELDS = (*_BLOCKS, "handlers", "cases")
 # the known statements that hold others (`_local_names` looks into no other's blocks)
 _COMPOUND_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
                         *filter(None, [getattr(ast, "TryStar", None)]))
+_KNOWN_STATEMENTS = (ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Assign,
+                     ast.AugAssign, ast.AnnAssign, ast.Delete, *_COMPOUND_STATEMENTS)
+_STATEMENT_FIELDS = (*_BLOCKS, "handlers", "cases")
 
 
 def _parameters(args: ast.arguments) -> List[ast.arg]:

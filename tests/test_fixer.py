@@ -777,7 +777,7 @@ def test_noqa_lines_read_alone_only_where_flake8_reads_them_alone(text, read_alo
     checker = Checker()
     checker.check(ast.parse(text))
     source = Source(text)
-    noqa = {source.position(match.start())[0] for match in fixer._noqa_regexp().finditer(text)}
+    noqa = {source.position(match.start())[0] for match in fixer.noqa_pattern().finditer(text)}
     if read_alone is not None:  # None: lone carriage returns, always tokenized
         assert fixer._lines_read_alone(source, noqa, checker.multiline_literals) is read_alone
     fast = fixer.noqa_lines(source, checker.multiline_literals)
@@ -791,10 +791,10 @@ def test_noqa_is_read_with_flake8s_own_pattern():
     """The pattern is the installed flake8's, read from its defaults module alone."""
     from flake8.defaults import NOQA_INLINE_REGEXP
 
-    fixer._noqa_regexp.cache_clear()
-    assert fixer._noqa_regexp() is NOQA_INLINE_REGEXP  # flake8.defaults is imported here: that module's
+    fixer.noqa_pattern.cache_clear()
+    assert fixer.noqa_pattern() is NOQA_INLINE_REGEXP  # flake8.defaults is imported here: that module's
     pattern = subprocess.run(
-        [sys.executable, "-c", "import sys; from flake8_no_apex import fixer; p = fixer._noqa_regexp(); "
+        [sys.executable, "-c", "import sys; from flake8_no_apex import fixer; p = fixer.noqa_pattern(); "
                                "print(repr((p.pattern, p.flags)), 'flake8' in sys.modules)"],
         capture_output=True, text=True, check=True).stdout.split("\n")[0]
     assert pattern == f"{(NOQA_INLINE_REGEXP.pattern, NOQA_INLINE_REGEXP.flags)!r} False"
