@@ -63,7 +63,7 @@ def check_file(candidate: Candidate, session: "Session", fixes: bool = True, sta
 
     decoded = read(candidate.path, candidate.stdin)
     try:
-        analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named))
+        analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named, on_disk=decoded))
         found = report.located(analysis, str(candidate.path), fixes)
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
@@ -285,7 +285,8 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
     path, stdin = candidate.path, candidate.stdin
     decoded = read(path, stdin)
     try:
-        result = session.fix(Document(path, decoded.text, named=candidate.named), unsafe=args.unsafe_fixes)
+        result = session.fix(Document(path, decoded.text, named=candidate.named, on_disk=decoded),
+                             unsafe=args.unsafe_fixes)
     except AnalysisError as error:
         raise InputError(_located_error(path, error)) from None
     except FixError as error:

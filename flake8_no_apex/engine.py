@@ -18,7 +18,7 @@ from typing import Callable, Iterator, List, Optional
 from .checker import RuleIndex, default_index
 from .config import Settings
 from .edits import Source
-from .files import YAML_SUFFIXES, MalformedFile, is_dependency_file
+from .files import YAML_SUFFIXES, Decoded, MalformedFile, compiled_by_python, is_dependency_file
 from .fixer import FixResult, Round, fix_text, noqa_lines
 from .prefilter import Prefilter, default as default_prefilter
 from .table import Finding, Floors, Grade, Plan
@@ -54,6 +54,7 @@ class Document:
     named: bool = False  # named by the user (or open in an editor): parsed even without a rule's word
     tree: Optional[ast.Module] = None  # a parse the front end already has (flake8's)
     kind: Optional[str] = None  # PYTHON, YAML or DEPENDENCIES; None: by the file name (`kind_of`)
+    on_disk: Optional[Decoded] = None  # the file as read (not a buffer): Python's bytecode cache may vouch for it
 
     @property
     def read_as(self) -> str:
@@ -190,7 +191,7 @@ class Session:
         if edits:
             result.rounds.append(sorted(set(edits)))
             result.text = analysis.source.apply(result.rounds[0])
-            result.remaining = self.analyse(replace(document, text=result.text)).findings  # where they are now
+            result.remaining = self.analyse(replace(document, text=result.text, on_disk=None)).findings  # where they are now
         return result
 
 
@@ -221,7 +222,11 @@ def _syntax_check(document: Document, scopes: bool = False) -> None:
     with its scopes analysed too (`fix`, which compiles what it writes: the parser's errors plus
     the misplaced `global` and `nonlocal` the symbol table finds, in two thirds of the time of
     building the tree; the code generator's own, such as `return` outside a function, are not
-    looked for in a file fix leaves as it is)."""
+    looked for in a file fix leaves as it is). Nothing is parsed when Python's bytecode cache
+    holds a compilation of the file as read: CPython compiled it, so it parses (and a tree of
+    compiled modules, one whose code has run, costs `fix` a header read per file it skips)."""
+    if document.on_disk is not None and compiled_by_python(document.path, document.on_disk):
+        return
     with _analysing():
         if scopes:
             symtable.symtable(document.text, str(document.path), "exec")

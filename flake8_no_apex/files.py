@@ -132,6 +132,29 @@ def read(path: Path, stdin: bool = False) -> Decoded:
         raise InputError(f"{path}: cannot read: {reason}") from None
 
 
+def compiled_by_python(path: Path, decoded: Decoded) -> bool:
+    """Whether this Python's bytecode cache (`__pycache__`) holds a compilation of this file as
+    it was read, so the file parses: a timestamp pyc of its mtime and size (the check the import
+    system trusts; a same-size edit within the same second escapes it, as it escapes import),
+    or a hash-based pyc of its bytes. Standard input and an editor's buffer have no such proof."""
+    if decoded.seen is None:
+        return False
+    from importlib.util import MAGIC_NUMBER, cache_from_source, source_hash  # fix, and only for skipped files
+
+    try:
+        with open(cache_from_source(str(path), optimization=""), "rb") as handle:
+            header = handle.read(16)
+    except (OSError, ValueError, NotImplementedError):  # none, unreadable, or no cache for this Python
+        return False
+    if len(header) < 16 or header[:4] != MAGIC_NUMBER:
+        return False
+    flags = int.from_bytes(header[4:8], "little")
+    if flags & 1 and not flags & ~0b11:  # hash-based (checked or not: the hash is checked here)
+        return header[8:16] == source_hash(decoded.raw)
+    mtime, size = int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little")
+    return flags == 0 and (mtime, size) == (int(decoded.seen.st_mtime) & 0xFFFFFFFF, len(decoded.raw) & 0xFFFFFFFF)
+
+
 def _unchanged(seen: os.stat_result, now: os.stat_result) -> bool:
     return (seen.st_size, seen.st_mtime_ns, seen.st_ino) == (now.st_size, now.st_mtime_ns, now.st_ino)
 

@@ -9,7 +9,8 @@ of the finished process) over B's, and the same for wall time:
 
 - cold `check` (no cache) and warm `check` (nothing changed) vs `ruff check --select NPY201
   --no-cache` (one ruff rule: the yardstick of a fast linter), when ruff is installed;
-- `fix --diff` vs cold `check`;
+- `fix --diff` vs cold `check`, on the tree as downloaded and on a copy Python has compiled
+  (`compileall`: a tree whose code has run, where `fix` need not parse the files it skips);
 - flake8 -j1 with the plugin vs without it, on the tree and on a corpus without AMP code (the
   top-level modules of this Python's standard library);
 - peak memory of a cold `check`, and its CPU time and memory on 4 copies of the tree vs 1;
@@ -117,6 +118,12 @@ def main() -> None:
         diff = [*TOOL, "fix", "--diff", str(tree)]
         cpu, wall, _ = paired(diff, cold, args.runs, work)
         print(f"fix --diff / cold check: CPU {cpu:.2f}x, wall {wall:.2f}x")
+        compiled = work / "compiled" / tree.name
+        shutil.copytree(tree, compiled, ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(compiled)], check=True, capture_output=True)
+        cpu, wall, _ = paired([*TOOL, "fix", "--diff", str(compiled)],
+                              [*TOOL, "check", "--exit-zero", "--no-cache", str(compiled)], args.runs, work)
+        print(f"fix --diff / cold check, the tree compiled by Python: CPU {cpu:.2f}x, wall {wall:.2f}x")
 
         stdlib = work / "stdlib"
         stdlib.mkdir()

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
+import py_compile
 import shutil
 import stat
 import signal
@@ -16,7 +18,7 @@ import pytest
 
 from helpers import COMMAND, CONSOLE_SCRIPT
 
-from flake8_no_apex.files import InputError, read, write
+from flake8_no_apex.files import InputError, compiled_by_python, read, write
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 SAFE_ONLY = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast(False):\n    pass\n"
@@ -128,6 +130,41 @@ def test_unparsable_file_is_an_input_error_and_others_still_get_fixed(tmp_path):
     result = run(tmp_path, "fix", ".")
     assert result.returncode == 2 and "broken.py:1:7: cannot parse: invalid syntax" in result.stderr
     assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
+
+
+def test_fix_takes_pythons_bytecode_cache_as_proof_that_a_skipped_file_parses(tmp_path):
+    """A file without a rule's word is parsed only to say it does not parse: a pyc of exactly it
+    says that it does. A timestamp pyc vouches for the mtime and size, as for import (so a
+    same-size edit within its second passes, here forged), a hash-based one for the bytes."""
+    module = tmp_path / "module.py"
+    for mode, status in ((py_compile.PycInvalidationMode.TIMESTAMP, 0), (py_compile.PycInvalidationMode.CHECKED_HASH, 2)):
+        module.write_text("x = 1\n")
+        py_compile.compile(str(module), doraise=True, invalidation_mode=mode)
+        stamp = os.stat(module)
+        module.write_text("x = (\n")  # the same size, and the same time below
+        os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        result = run(tmp_path, "fix", ".")
+        assert result.returncode == status and ("module.py:1:5: cannot parse" in result.stderr) is bool(status)
+
+
+@pytest.mark.parametrize("mode", list(py_compile.PycInvalidationMode))
+def test_a_pyc_vouches_only_for_the_text_it_was_compiled_from(tmp_path, mode):
+    module = tmp_path / "module.py"
+    module.write_text("x = 1\n")
+    assert not compiled_by_python(module, read(module))  # no cache yet
+    py_compile.compile(str(module), doraise=True, invalidation_mode=mode)
+    assert compiled_by_python(module, read(module))
+    assert not compiled_by_python(module, read(module)._replace(seen=None))  # standard input: no file to vouch for
+    stamp = os.stat(module)
+    module.write_text("x = 2\n")
+    os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # same size and time: only a hash tells
+    assert compiled_by_python(module, read(module)) is (mode is py_compile.PycInvalidationMode.TIMESTAMP)
+    module.write_text("x = 12\n")
+    assert not compiled_by_python(module, read(module))
+    pyc = Path(importlib.util.cache_from_source(str(module)))
+    for header in (b"", b"\0" * 16, importlib.util.MAGIC_NUMBER + b"\x04" + b"\0" * 11):  # short, no magic, bad flags
+        pyc.write_bytes(header)
+        assert not compiled_by_python(module, read(module))
 
 
 def test_mode_encoding_cookie_bom_and_newlines_survive(tmp_path):
