@@ -191,7 +191,8 @@ class Session:
         if edits:
             result.rounds.append(sorted(set(edits)))
             result.text = analysis.source.apply(result.rounds[0])
-            result.remaining = self.analyse(replace(document, text=result.text, on_disk=None)).findings  # where they are now
+            fixed = replace(document, text=result.text, on_disk=None)
+            result.remaining = self.analyse(fixed).findings  # where they are now
         return result
 
 

@@ -137,7 +137,8 @@ def test_fix_takes_pythons_bytecode_cache_as_proof_that_a_skipped_file_parses(tm
     says that it does. A timestamp pyc vouches for the mtime and size, as for import (so a
     same-size edit within its second passes, here forged), a hash-based one for the bytes."""
     module = tmp_path / "module.py"
-    for mode, status in ((py_compile.PycInvalidationMode.TIMESTAMP, 0), (py_compile.PycInvalidationMode.CHECKED_HASH, 2)):
+    modes = py_compile.PycInvalidationMode
+    for mode, status in ((modes.TIMESTAMP, 0), (modes.CHECKED_HASH, 2)):
         module.write_text("x = 1\n")
         py_compile.compile(str(module), doraise=True, invalidation_mode=mode)
         stamp = os.stat(module)
