@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections import defaultdict
 from dataclasses import replace
 from functools import lru_cache
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import Version
 
@@ -116,31 +115,6 @@ def _branches(m: Keyword, value: ast.AST) -> List[ast.AST]:
     return [*_branches(m, value.body), *_branches(m, value.orelse)]
 
 
-_IMPORT_KEYWORD = re.compile(r"\bimport\b")
-
-
-def _alias_position(alias: ast.alias, statement: ast.stmt, lines: Optional[Sequence[str]]) -> Tuple[int, int]:
-    """Where an imported name stands. Python 3.9 gives alias nodes no position, so there
-    it is found in the source after the `import` keyword, if the lines are at hand."""
-    if getattr(alias, "lineno", None) is not None:
-        return alias.lineno, alias.col_offset
-    if lines:
-        name = re.compile(r"(?<![\w.])%s(?!\w)" % re.escape(alias.name))
-        after_import = False
-        for lineno in range(statement.lineno, (getattr(statement, "end_lineno", None) or statement.lineno) + 1):
-            text = lines[lineno - 1]
-            start = statement.col_offset if lineno == statement.lineno else 0
-            if not after_import:
-                keyword = _IMPORT_KEYWORD.search(text, start)
-                if keyword is None:
-                    continue
-                start, after_import = keyword.end(), True
-            found = name.search(text, start)
-            if found:
-                return lineno, found.start()
-    return statement.lineno, statement.col_offset
-
-
 class Checker(ScopeVisitor):
     """Finds every rule's usages in one module."""
 
@@ -148,11 +122,9 @@ class Checker(ScopeVisitor):
         self,
         index: Optional[RuleIndex] = None,
         floors: Optional[Mapping[str, Version]] = None,
-        lines: Optional[Sequence[str]] = None,
         walrus: bool = True,
     ):
         super().__init__(walrus)
-        self.lines = lines  # the source, for import positions on Python 3.9
         self.index = index or default_index()
         self.floors = dict(floors or {})
         self.findings: Dict[Tuple[int, int, str], Finding] = {}
@@ -198,7 +170,7 @@ class Checker(ScopeVisitor):
         super().visit_Import(node)
         for alias in node.names:
             self._imported(alias.name)
-            position = _alias_position(alias, node, self.lines)
+            position = (alias.lineno, alias.col_offset)
             binding = self.scopes[-1][alias.asname or alias.name.split(".")[0]]
             self.imports.append((alias, node, binding))
             hit = self.index.deprecated_module(alias.name)
@@ -225,7 +197,7 @@ class Checker(ScopeVisitor):
             return
         for alias in aliases:
             qualname = f"{node.module}.{alias.name}"
-            position = _alias_position(alias, node, self.lines)
+            position = (alias.lineno, alias.col_offset)
             binding = bindings[id(alias)]
             hit = self.index.deprecated_module(qualname)
             if hit:
@@ -252,7 +224,7 @@ class Checker(ScopeVisitor):
                 continue
             prefix, replacement, rule = deprecated[0] if deprecated else self.index.roots[alias.name]
             site = Site(alias, prefix, replacement, statement=node)
-            self.report(rule, site, _alias_position(alias, node, self.lines))
+            self.report(rule, site, (alias.lineno, alias.col_offset))
 
     def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
         """Whether a block imports or names a new spelling (`torch.amp`, or inside it). Of an
@@ -479,7 +451,5 @@ class Checker(ScopeVisitor):
                     self.report(rule, Site(arg, m.name), (arg.lineno, arg.col_offset), library=m.library)
 
 
-def check_tree(
-    tree: ast.AST, floors: Optional[Mapping[str, Version]] = None, lines: Optional[Sequence[str]] = None
-) -> List[Finding]:
-    return Checker(floors=floors, lines=lines).check(tree)
+def check_tree(tree: ast.AST, floors: Optional[Mapping[str, Version]] = None) -> List[Finding]:
+    return Checker(floors=floors).check(tree)

@@ -259,8 +259,6 @@ def remove_element(source: Source, node: ast.AST, kind: str, within: Optional[as
     """Delete one element of a comma-separated list (a keyword argument, a dict pair, an
     import alias) with its comma, keeping comments; a line left empty goes too. For a dict
     pair, `node` is its key. `within`: the call or import statement that holds it, if known."""
-    if getattr(node, "lineno", None) is None:  # an import alias on Python 3.9
-        return None
     element = source.cst(node, kind, within) if kind != "pair" else source.cst_starting(node, kind)
     return _remove_listed(source, element) if element is not None else None
 

@@ -28,7 +28,7 @@ def main() -> None:
         except SyntaxError:
             continue
         files += 1
-        counts.update(f.code for f in check_tree(tree, lines=path.read_text(errors="replace").splitlines(True)))
+        counts.update(f.code for f in check_tree(tree))
     print(f"{files} files, {sum(counts.values())} findings: {dict(sorted(counts.items()))}")
 
 

@@ -47,7 +47,7 @@ def report(source: str, **kwargs) -> List[Tuple[int, int, str]]:
     """(line, 1-based column, code) of every finding, as flake8 would print them."""
     source = textwrap.dedent(source)
     tree = ast.parse(source)
-    return [(f.line, f.col + 1, f.code) for f in check_tree(tree, lines=source.splitlines(True), **kwargs)]
+    return [(f.line, f.col + 1, f.code) for f in check_tree(tree, **kwargs)]
 
 
 def messages(source: str, **kwargs) -> List[str]:
