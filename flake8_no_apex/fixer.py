@@ -396,7 +396,7 @@ class Round:
            index: Optional[RuleIndex] = None, honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> "Round":
         source = Source(text)
         tree = ast.parse(text) if tree is None else tree
-        checker = Checker(index, floors=floors, walrus=":=" in text)  # Python >= 3.10 places import names
+        checker = Checker(index, floors=floors, walrus=":=" in text)  # no `:=`: expressions bind no local name
         found = checker.check(tree)
         noqa = noqa_lines(source, checker.multiline_literals) if honour_noqa else _never
         findings = [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
