@@ -12,7 +12,8 @@ of the finished process) over B's, and the same for wall time:
 - `fix --diff` vs cold `check`, on the tree as downloaded and on a copy Python has compiled
   (`compileall`: a tree whose code has run, where `fix` need not parse the files it skips);
 - flake8 -j1 with the plugin vs without it, on the tree and on a corpus without AMP code (the
-  top-level modules of this Python's standard library);
+  top-level modules of this Python's standard library), and the plugin's own CPU time in such a
+  run (its import and its calls, timed inside the process: the pairs are noisier than the share);
 - peak memory of a cold `check`, and its CPU time and memory on 4 copies of the tree vs 1;
 - fixing a module with 4,000 fixes vs one with 500 (in this process; linear is 8x).
 
@@ -45,6 +46,29 @@ found = finder.find_plugins
 finder.find_plugins = lambda *a, **k: [p for p in found(*a, **k) if p.package != "flake8-no-apex"]
 from flake8.main.cli import main
 sys.exit(main())
+"""
+# The plugin's own CPU time (its import and every call of its run) over the whole process's, in
+# one flake8 run: the paired runs above swing by several percent on flake8's 15-30 s, far more
+# than this share, which they can only bound.
+PLUGIN_SHARE = """
+import sys, time
+start = time.process_time()
+import flake8_no_apex.plugin as plugin
+spent = time.process_time() - start
+run = plugin.Plugin.run
+def timed(self):
+    global spent
+    start = time.process_time()
+    found = list(run(self))
+    spent += time.process_time() - start
+    return iter(found)
+plugin.Plugin.run = timed
+from flake8.main.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(spent / time.process_time())
 """
 TOOL = [sys.executable, "-m", "flake8_no_apex"]
 
@@ -133,7 +157,10 @@ def main() -> None:
             options = ["--isolated", "-j1", "--exit-zero", "--format=%(code)s", str(where)]
             cpu, wall, _ = paired([sys.executable, "-m", "flake8", *options],
                                   [sys.executable, "-c", WITHOUT_PLUGIN, *options], runs, work)
-            print(f"flake8 -j1 with the plugin / without it, on {name}: CPU {cpu:.3f}x, wall {wall:.3f}x")
+            shares = [float(subprocess.run([sys.executable, "-c", PLUGIN_SHARE, *options], cwd=work, check=True,
+                                           capture_output=True, text=True).stdout.split()[-1]) for _ in range(runs)]
+            print(f"flake8 -j1 with the plugin / without it, on {name}: CPU {cpu:.3f}x, wall {wall:.3f}x; "
+                  f"the plugin's own share of a run: {1 + statistics.median(shares):.3f}x")
 
         four = copies(tree, 4, work)
         one = copies(tree, 1, work)
