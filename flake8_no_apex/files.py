@@ -139,7 +139,7 @@ def compiled_by_python(path: Path, decoded: Decoded) -> bool:
     or a hash-based pyc of its bytes. Standard input and an editor's buffer have no such proof."""
     if decoded.seen is None:
         return False
-    from importlib.util import MAGIC_NUMBER, cache_from_source, source_hash  # fix, and only for skipped files
+    from importlib.util import MAGIC_NUMBER, cache_from_source, source_hash  # only where a syntax check would run
 
     try:
         with open(cache_from_source(str(path), optimization=""), "rb") as handle:
