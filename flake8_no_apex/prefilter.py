@@ -68,11 +68,8 @@ def requirements(rules: Iterable[Rule]) -> Tuple[List[Requirement], Dict[Require
 
 
 # Every ASCII character that cannot be part of an identifier becomes a space, so a split
-# yields the words of the source. Sound for code: identifiers are delimited by ASCII.
-_NOT_IDENTIFIER = str.maketrans(
-    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")}
-)
-# The same for the bytes of an ASCII text (splitting bytes is about twice as fast)
+# yields the words of the source. Sound for code: identifiers are delimited by ASCII. A table
+# for bytes: translating them is far faster than translating characters through a mapping.
 _NOT_IDENTIFIER_BYTES = bytes(32 if c < 128 and not (chr(c).isalnum() or c == 95) else c for c in range(256))
 
 
@@ -105,10 +102,14 @@ class Prefilter:
 
     def present(self, source: str) -> FrozenSet[str]:
         """The rule words the source holds as whole words."""
-        if source.isascii():  # one byte per character: the same words
+        if source.isascii():  # one byte per character: the same words (splitting bytes is twice as fast)
             found = self._byte_words.intersection(source.encode("ascii").translate(_NOT_IDENTIFIER_BYTES).split())
             return frozenset(word.decode() for word in found)
-        return self.words.intersection(source.translate(_NOT_IDENTIFIER).split())
+        # UTF-8 keeps each ASCII character one byte and puts no ASCII byte inside another
+        # character, so its bytes translate as the characters would; the words are split as
+        # characters, since str.split() also breaks at non-ASCII spaces (U+00A0, U+2028, ...).
+        text = source.encode("utf-8", "surrogatepass").translate(_NOT_IDENTIFIER_BYTES)
+        return self.words.intersection(text.decode("utf-8", "surrogatepass").split())
 
     def _spelled(self, need: Requirement, source: str) -> bool:
         pattern = self.spellings.get(need)

@@ -75,16 +75,18 @@ def test_a_keyword_name_not_written_as_one_does_not_pass():
     assert not default_prefilter().may_match(source)
 
 
-def test_the_words_of_an_ascii_text_are_read_from_its_bytes_as_from_its_characters():
-    """`present` splits an ASCII text's bytes: the same words as its characters give, on the
-    fixtures and a third of the standard library (and a non-ASCII text takes the characters)."""
-    from flake8_no_apex.prefilter import _NOT_IDENTIFIER
-
+def test_the_words_of_a_text_are_read_through_its_bytes_as_from_its_characters():
+    """`present` translates a text's UTF-8 bytes: the same words as translating its characters
+    gives, on the fixtures, a third of the standard library and non-ASCII texts (non-ASCII
+    spaces, which split words as characters but not as bytes, and a lone surrogate)."""
+    not_identifier = str.maketrans({c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")})
     prefilter = default_prefilter()
     paths = [*sorted(FIXTURES.glob("*.py")), *sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))[::3]]
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in paths]
-    texts += ["import apex\u00a0amp\nfrom torch.cuda import amp  # caf\u00e9\n", "apex.amp\x1capex\x1famp\n"]
-    assert sum(text.isascii() for text in texts) > 50
+    texts += ["import apex\u00a0amp\nfrom torch.cuda import amp  # caf\u00e9\n", "apex.amp\x1capex\x1famp\n",
+              "import torch\u2028amp = torch.cuda\u3000amp\u0085autocast\n", "x = '\ud800'; import apex.amp\n",
+              "GradScaler\u00e9 amp\u00e9 \u00e9torch torch\u2003apex\n"]
+    assert sum(text.isascii() for text in texts) > 50 and sum(not text.isascii() for text in texts) > 5
     for text in texts:
-        characters = prefilter.words.intersection(text.translate(_NOT_IDENTIFIER).split())
+        characters = prefilter.words.intersection(text.translate(not_identifier).split())
         assert prefilter.present(text) == characters
