@@ -226,7 +226,7 @@ class Checker(ScopeVisitor):
             site = Site(alias, prefix, replacement, statement=node)
             self.report(rule, site, (alias.lineno, alias.col_offset))
 
-    def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
+    def uses_new_spelling(self, body: List[ast.AST], roots: Optional[Dict[str, Optional[str]]] = None) -> bool:
         """Whether a block imports or names a new spelling (`torch.amp`, or inside it). Of an
         attribute chain only the whole is asked: `a.b.c` is inside a spelling if `a.b` is."""
         stack: List[object] = list(body)
@@ -240,7 +240,10 @@ class Checker(ScopeVisitor):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.Attribute):
                 names = [self.qualname(node) or ""]
-                stack.append(chain_root(node))  # `f(torch.amp.x).y`: the call may hold chains of its own
+                root = chain_root(node)
+                stack.append(root)  # `f(torch.amp.x).y`: the call may hold chains of its own
+                if roots is not None and isinstance(root, ast.Name):
+                    roots[root.id] = self.meaning(root.id)
             else:
                 push_children(node, stack)
                 continue

@@ -277,6 +277,36 @@ def _nothing(node: ast.AST) -> None:
     return None
 
 
+class _ChainRest:
+    """Whether the `else` of each `if` of an `elif` chain uses a new spelling, as a walk of that
+    `else` would say at that point of the walk. Asked at every level, such walks cost the square
+    of the chain's length; here each level's test and body are walked once, and walked again
+    only when a name those walks read through (`torch` of `torch.amp.x`) means something else
+    by the time a later level asks (a branch rebinding it): the same answers, in linear time."""
+
+    def __init__(self, head: ast.If):
+        self.levels = [head]
+        while len(self.levels[-1].orelse) == 1 and type(self.levels[-1].orelse[0]) is ast.If:
+            self.levels.append(self.levels[-1].orelse[0])
+        self.first = len(self.levels)  # the first level `answers` holds
+        self.answers: List[bool] = []
+        self.roots: Dict[str, Optional[str]] = {}  # what the walks read through, and what it meant
+
+    def uses_new_spelling(self, visitor: "ScopeVisitor", level: int) -> bool:
+        """Of the `else` of the `if` at `level` (0: the head), in the visitor's scopes now."""
+        if level < self.first or any(visitor.meaning(name) != meant for name, meant in self.roots.items()):
+            self.first, self.roots = level, {}
+            last = len(self.levels) - 1
+            answer = visitor.uses_new_spelling(self.levels[last].orelse, self.roots)
+            answers = [answer]
+            for k in range(last - 1, level - 1, -1):  # the `else` of level k is the `if` of level k + 1
+                following = self.levels[k + 1]
+                answer = answer or visitor.uses_new_spelling([following.test, *following.body], self.roots)
+                answers.append(answer)
+            self.answers = answers[::-1]
+        return self.answers[level - self.first]
+
+
 class ScopeVisitor(ast.NodeVisitor):
     """Tracks bindings; subclasses add what to do at references, calls and imports."""
 
@@ -377,6 +407,11 @@ class ScopeVisitor(ast.NodeVisitor):
             if binding.qualname == qualname and self.lookup(name) is binding and binding.bound_before(*at):
                 return name
         return ""
+
+    def meaning(self, name: str) -> Optional[str]:
+        """What a bare name refers to here: `qualname` of that name."""
+        binding = self.lookup(name)
+        return binding.qualname if binding else None
 
     def qualname(self, node: ast.AST) -> Optional[str]:
         """The dotted name an expression refers to, or None when it is not a library's."""
@@ -593,35 +628,57 @@ class ScopeVisitor(ast.NodeVisitor):
 
     def visit_If(self, node: ast.If) -> None:
         """`if <version check>: <new> else: <old>` (either way round) is a shim too: the old
-        branch is a fallback, and names keep the new branch's binding."""
-        self.visit(node.test)
-        new_first = new_second = False
-        if node.orelse:
-            new_first, new_second = self.uses_new_spelling(node.body), self.uses_new_spelling(node.orelse)
-        # which releases take each branch matters only to a shim: one branch with the new spelling
-        takes_body = version_check(node.test) if new_first != new_second else None
-        takes_else = {NEWER: OLDER, OLDER: NEWER}.get(takes_body, takes_body)
+        branch is a fallback, and names keep the new branch's binding. An `elif` chain is walked
+        as a loop, not a recursion (a generated chain of hundreds of branches would exceed
+        Python's recursion limit): each `elif` is visited exactly as if `visit` had been called
+        on it inside its parent's `else` branch, whose effects are undone innermost first."""
         scope = self.scopes[-1]
-        kept = {}
-        branches = ((node.body, new_second, new_first, takes_body), (node.orelse, new_first, new_second, takes_else))
-        for branch, other_new, new, releases in branches:
-            dual_path = other_new and not new  # the other branch has the new spelling: never fixed
-            # reported only when it is the branch for newer releases (the deprecated spelling in
-            # the path every current release takes) or the check is no version check at all
-            fallback = dual_path and releases is not None and releases != NEWER
-            keeps = new and not other_new and takes_body is not None  # the new branch's bindings
-            before = dict(scope) if keeps else {}
-            self.in_fallback += fallback
-            self.in_dual_path += dual_path
-            self._visit_guarded(branch)
+        enclosing: List[Tuple[bool, bool, Optional[Dict[str, object]], Dict[str, object]]] = []
+        rest = _ChainRest(node) if node.orelse else None
+        while True:
+            self.visit(node.test)
+            new_first = new_second = False
+            if node.orelse:
+                new_first, new_second = self.uses_new_spelling(node.body), rest.uses_new_spelling(self, len(enclosing))
+            # which releases take each branch matters only to a shim: one branch with the new spelling
+            takes_body = version_check(node.test) if new_first != new_second else None
+            takes_else = {NEWER: OLDER, OLDER: NEWER}.get(takes_body, takes_body)
+            kept: Dict[str, object] = {}
+            branches = ((node.body, new_second, new_first, takes_body),
+                        (node.orelse, new_first, new_second, takes_else))
+            for branch, other_new, new, releases in branches:
+                dual_path = other_new and not new  # the other branch has the new spelling: never fixed
+                # reported only when it is the branch for newer releases (the deprecated spelling in
+                # the path every current release takes) or the check is no version check at all
+                fallback = dual_path and releases is not None and releases != NEWER
+                keeps = new and not other_new and takes_body is not None  # the new branch's bindings
+                before = dict(scope) if keeps else None
+                self.in_fallback += fallback
+                self.in_dual_path += dual_path
+                if branch is node.orelse and len(branch) == 1 and type(branch[0]) is ast.If:  # an `elif`
+                    self.guarded += 1
+                    enclosing.append((fallback, dual_path, before, kept))
+                    break
+                self._visit_guarded(branch)
+                self.in_fallback -= fallback
+                self.in_dual_path -= dual_path
+                if before is not None:
+                    kept.update({k: v for k, v in scope.items() if before.get(k) is not v})
+            else:
+                scope.update(kept)
+                break
+            node = node.orelse[0]
+        for fallback, dual_path, before, kept in reversed(enclosing):
+            self.guarded -= 1
             self.in_fallback -= fallback
             self.in_dual_path -= dual_path
-            if keeps:
+            if before is not None:
                 kept.update({k: v for k, v in scope.items() if before.get(k) is not v})
-        scope.update(kept)
+            scope.update(kept)
 
-    def uses_new_spelling(self, body: List[ast.stmt]) -> bool:
-        """Hook: whether a block is the new-spelling half of a compatibility shim."""
+    def uses_new_spelling(self, body: List[ast.AST], roots: Optional[Dict[str, Optional[str]]] = None) -> bool:
+        """Hook: whether a block is the new-spelling half of a compatibility shim. `roots`, if
+        given, learns the names the answer was read through, with what each meant then."""
         return False
 
     @staticmethod

@@ -1,10 +1,15 @@
 """Names are resolved, not grepped: aliases, scopes, shims and look-alikes per family."""
 from __future__ import annotations
 
+import inspect
+import sys
+
 import pytest
 from packaging.version import Version
 
 from helpers import CONDITIONAL_AUTOCAST, check_no_findings, codes, messages, report
+
+from flake8_no_apex.fixer import fix_text
 
 
 # --- torch ---------------------------------------------------------------------------------
@@ -507,6 +512,33 @@ def test_import_findings_stand_at_the_imported_names():
         "from apex import optimizers, amp\n"
     )
     assert report(source) == [(2, 5, "APX203"), (3, 5, "APX201"), (5, 12, "APX001"), (6, 30, "APX001")]
+
+
+def test_a_long_elif_chain_is_walked_as_a_loop():
+    """Each `elif` is an `if` inside its parent's `else`: a generated dispatcher of a few hundred
+    branches would nest a recursive walk deeper than Python's recursion limit ("cannot analyse").
+    Here 150 branches get 100 frames above the test's own: a recursion takes three per branch."""
+    branches = "".join(f"elif x == {i}:\n    y = {i}\n" for i in range(1, 150))
+    source = f"import torch\nif x == 0:\n    y = 0\n{branches}else:\n    s = torch.cuda.amp.GradScaler()\n"
+    shim = source.replace("y = 7\n", "y = torch.amp.GradScaler('cuda')\n")  # a branch with the new spelling
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + 100)
+    try:
+        found, dual = report(source), fix_text(shim)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert found == [(303, 9, "APX203")]
+    assert not dual.fixed and [(f.line, f.code) for f in dual.remaining] == [(303, "APX203")]  # in a dual path
+
+
+def test_an_elif_chain_reads_later_branches_with_the_bindings_of_the_moment():
+    """Whether the rest of a chain has the new spelling is read once for the whole chain, and read
+    again when a name it went through was rebound on the way (here `a` in the first branch): the
+    `else` no longer names torch.amp when the second branch is reached, so that branch is no
+    half of a shim and its old spelling is fixed."""
+    source = ("import torch\nfrom torch import amp as a\nif x == 0:\n    a = make()\n"
+              "elif x == 1:\n    s = torch.cuda.amp.GradScaler()\nelse:\n    s = a.GradScaler()\n")
+    assert [f.code for f in fix_text(source).fixed] == ["APX203"]
 
 
 def test_version_guarded_fallback_is_a_shim_either_way_round():
