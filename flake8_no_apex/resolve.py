@@ -277,6 +277,11 @@ def _nothing(node: ast.AST) -> None:
     return None
 
 
+def _is_elif(block: List[ast.stmt]) -> bool:
+    """Whether an `else` block is an `elif` (or an `else:` holding only an `if`: the same tree)."""
+    return len(block) == 1 and type(block[0]) is ast.If
+
+
 class _ChainRest:
     """Whether the `else` of each `if` of an `elif` chain uses a new spelling, as a walk of that
     `else` would say at that point of the walk. Asked at every level, such walks cost the square
@@ -286,7 +291,7 @@ class _ChainRest:
 
     def __init__(self, head: ast.If):
         self.levels = [head]
-        while len(self.levels[-1].orelse) == 1 and type(self.levels[-1].orelse[0]) is ast.If:
+        while _is_elif(self.levels[-1].orelse):
             self.levels.append(self.levels[-1].orelse[0])
         self.first = len(self.levels)  # the first level `answers` holds
         self.answers: List[bool] = []
@@ -634,12 +639,14 @@ class ScopeVisitor(ast.NodeVisitor):
         on it inside its parent's `else` branch, whose effects are undone innermost first."""
         scope = self.scopes[-1]
         enclosing: List[Tuple[bool, bool, Optional[Dict[str, object]], Dict[str, object]]] = []
-        rest = _ChainRest(node) if node.orelse else None
+        rest = _ChainRest(node) if _is_elif(node.orelse) else None  # a chain: its rest is asked at every level
         while True:
             self.visit(node.test)
             new_first = new_second = False
             if node.orelse:
-                new_first, new_second = self.uses_new_spelling(node.body), rest.uses_new_spelling(self, len(enclosing))
+                new_first = self.uses_new_spelling(node.body)
+                new_second = (rest.uses_new_spelling(self, len(enclosing)) if rest is not None
+                              else self.uses_new_spelling(node.orelse))
             # which releases take each branch matters only to a shim: one branch with the new spelling
             takes_body = version_check(node.test) if new_first != new_second else None
             takes_else = {NEWER: OLDER, OLDER: NEWER}.get(takes_body, takes_body)
@@ -655,7 +662,7 @@ class ScopeVisitor(ast.NodeVisitor):
                 before = dict(scope) if keeps else None
                 self.in_fallback += fallback
                 self.in_dual_path += dual_path
-                if branch is node.orelse and len(branch) == 1 and type(branch[0]) is ast.If:  # an `elif`
+                if branch is node.orelse and _is_elif(branch):
                     self.guarded += 1
                     enclosing.append((fallback, dual_path, before, kept))
                     break
