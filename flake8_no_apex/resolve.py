@@ -362,6 +362,19 @@ class ScopeVisitor(ast.NodeVisitor):
         if self._holding and isinstance(node.value, str):
             self.holder_strings.append(node.value)
 
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        """`a + b + c ...` nests to the left, a level per operator: walked as a loop (a generated
+        sum or concatenation of a few hundred terms would exceed Python's recursion limit), in
+        generic_visit's order: left, operator, right."""
+        chain = []
+        while type(node) is ast.BinOp:
+            chain.append(node)
+            node = node.left
+        self.visit(node)
+        for operation in reversed(chain):
+            self.visit(operation.op)
+            self.visit(operation.right)
+
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
         self.joined_strings.append(node)
         if node.end_lineno != node.lineno:

@@ -531,6 +531,14 @@ def test_a_long_elif_chain_is_walked_as_a_loop():
     assert not dual.fixed and [(f.line, f.code) for f in dual.remaining] == [(303, "APX203")]  # in a dual path
 
 
+def test_a_long_sum_is_walked_as_a_loop():
+    """`a + b + ...` nests a level per operator: 600 terms were "cannot analyse" (two frames a
+    level), where Python compiles them."""
+    source = "import torch\nx = " + " + ".join(f"'p{i}'" for i in range(600)) + "\ns = torch.cuda.amp.GradScaler()\n"
+    assert report(source) == [(3, 5, "APX203")]
+    assert [f.code for f in fix_text(source).fixed] == ["APX203"]
+
+
 def test_an_elif_chain_reads_later_branches_with_the_bindings_of_the_moment():
     """Whether the rest of a chain has the new spelling is read once for the whole chain, and read
     again when a name it went through was rebound on the way (here `a` in the first branch): the
