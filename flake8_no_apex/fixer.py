@@ -471,7 +471,10 @@ def fix_text(
         new_text = now.source.apply(edits)
         try:  # compile, not only parse: `f(x=1, x=2)` parses (the tree, parsed once, serves the next round)
             tree = ast.parse(new_text)
-            compile(tree, "<fixed>", "exec", dont_inherit=True)
+            try:
+                compile(tree, "<fixed>", "exec", dont_inherit=True)
+            except RecursionError:  # a tree converts back within Python's recursion limit; the text need not
+                compile(new_text, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
                            f"line {getattr(error, 'lineno', '?')})") from None

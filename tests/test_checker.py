@@ -533,10 +533,13 @@ def test_a_long_elif_chain_is_walked_as_a_loop():
 
 def test_a_long_sum_is_walked_as_a_loop():
     """`a + b + ...` nests a level per operator: 600 terms were "cannot analyse" (two frames a
-    level), where Python compiles them."""
+    level), where Python compiles them; fix compiles a result too deep for `compile` to take
+    as a tree (it counts Python's frames) from its text."""
     source = "import torch\nx = " + " + ".join(f"'p{i}'" for i in range(600)) + "\ns = torch.cuda.amp.GradScaler()\n"
     assert report(source) == [(3, 5, "APX203")]
     assert [f.code for f in fix_text(source).fixed] == ["APX203"]
+    deeper = source.replace("'p0'", " + ".join(f"'q{i}'" for i in range(1000)))  # a tree compile() cannot take
+    assert [f.code for f in fix_text(deeper).fixed] == ["APX203"]
 
 
 def test_an_elif_chain_reads_later_branches_with_the_bindings_of_the_moment():
