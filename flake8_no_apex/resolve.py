@@ -427,15 +427,14 @@ class ScopeVisitor(ast.NodeVisitor):
         return ""
 
     def meaning(self, name: str) -> Optional[str]:
-        """What a bare name refers to here: `qualname` of that name."""
+        """The dotted name a bare name refers to here, or None."""
         binding = self.lookup(name)
         return binding.qualname if binding else None
 
     def qualname(self, node: ast.AST) -> Optional[str]:
         """The dotted name an expression refers to, or None when it is not a library's."""
         if isinstance(node, ast.Name):
-            binding = self.lookup(node.id)
-            return binding.qualname if binding else None
+            return self.meaning(node.id)
         if isinstance(node, ast.Attribute):
             base = self.qualname(node.value)
             return f"{base}.{node.attr}" if base else None
