@@ -21,6 +21,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
+from .reparse import reparsed
 from .resolve import dotted_name, walk
 from .spellings import spell
 from .table import Finding, Floors, Grade, Plan, TextEdit, plan
@@ -442,8 +443,9 @@ def fix_text(
     result = FixResult(text)
     released: Set[str] = set()
     used_before: Optional[Set[ImportKey]] = None
-    tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled
-    for rounds in range(_MAX_ROUNDS + 1):
+    tree: Optional[ast.Module] = None  # the fixed text's, from the last round's with its edits parsed again
+    rounds = 0
+    while True:
         now = Round.of(result.text, floors, selected, index, tree=tree)
         ctx = now.context()
         if used_before is None:
@@ -462,6 +464,9 @@ def fix_text(
         if not edits:
             result.notes += [(line, text) for text, line in ctx.explanations.items()]
             break
+        if tree is not None:  # edits are planned only on a tree parsed from the text whole
+            tree = None
+            continue
         if rounds == _MAX_ROUNDS:  # fixes that undo or redo each other: a bug, said as one
             codes = sorted({f.code for _, found in chosen for f in found}) or ["the import cleanup"]
             raise FixError(f"the fixes of {', '.join(codes)} still changed the code after {_MAX_ROUNDS} rounds; "
@@ -469,12 +474,8 @@ def fix_text(
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
         edits = [now.source.requote(e) for e in edits]
         new_text = now.source.apply(edits)
-        try:  # compile, not only parse: `f(x=1, x=2)` parses (the tree, parsed once, serves the next round)
-            tree = ast.parse(new_text)
-            try:
-                compile(tree, "<fixed>", "exec", dont_inherit=True)
-            except RecursionError:  # a tree converts back within Python's recursion limit; the text need not
-                compile(new_text, "<fixed>", "exec", dont_inherit=True)
+        try:  # compile, not only parse: `f(x=1, x=2)` parses
+            compile(new_text, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
                            f"line {getattr(error, 'lineno', '?')})") from None
@@ -485,6 +486,8 @@ def fix_text(
                 result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
         result.rounds.append(sorted(edits))
+        tree = reparsed(now.tree, now.source, edits, Source(new_text))
+        rounds += 1
     result.remaining = now.findings  # the last round analysed the text as it is now, and found nothing to do
     result.shims = sum(1 for f in result.remaining if is_shim(f))
     return result

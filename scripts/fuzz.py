@@ -1,4 +1,5 @@
-"""Fuzz the fixer for a bounded time: it never crashes, and what it writes compiles and is stable.
+"""Fuzz the fixer for a bounded time: it never crashes, and what it writes compiles and is stable;
+the tree it makes of what it wrote by parsing the edited statements again is `ast.parse`'s.
 
 Two sources of input: programs generated from Python's grammar (hypothesmith), and legacy files
 (the shipped example, the test fixtures, the legacy apex scripts, every rule example) mutated at random: lines deleted,
@@ -11,6 +12,7 @@ it. Run by CI after the tests:
 from __future__ import annotations
 
 import argparse
+import ast
 import random
 import sys
 import time
@@ -24,7 +26,9 @@ from hypothesis import HealthCheck, given, settings
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from flake8_no_apex import fixer  # noqa: E402
 from flake8_no_apex.fixer import FixError, fix_text  # noqa: E402
+from flake8_no_apex.reparse import reparsed  # noqa: E402
 from flake8_no_apex.rules import PYTHON_RULES  # noqa: E402
 
 LEGACY = [ROOT / "examples" / "legacy_train.py", *sorted((ROOT / "tests" / "fixtures").glob("*.py")),
@@ -34,6 +38,18 @@ SNIPPETS = [s for rule in PYTHON_RULES for s in (rule.before, rule.after, *rule.
 
 class Failure(Exception):
     pass
+
+
+def reparsed_as_parsed(tree, before, edits, after):
+    """The fixer's `reparsed`, checked against a parse of the whole text."""
+    made = reparsed(tree, before, edits, after)
+    whole = ast.parse(after.text)
+    if made is not None and ast.dump(made, include_attributes=True) != ast.dump(whole, include_attributes=True):
+        raise Failure(f"the statements parsed again after the edits {edits} give another tree than ast.parse")
+    return made
+
+
+fixer.reparsed = reparsed_as_parsed
 
 
 def check(source: str) -> bool:

@@ -1,0 +1,162 @@
+"""The tree of a fixed text, from the tree of the text before it: only the statements the edits
+are in are parsed again.
+
+`fix` analyses what it wrote, to place the findings that remain and to show that the fixes have
+settled. Parsing the whole module again cost as much as a third of a `check` of the tree, while
+most fixes rename a name on one line of a large module: here the innermost statement around
+each edit is parsed alone, as the lines it spans, and put in the old statement's place.
+
+A statement's lines parse alone as they do in the module when no other code shares them and
+the line before them does not end in a backslash: the tokenizer then enters them as it enters
+the module's next logical line. An indented statement is parsed under an `if 1:` of its own,
+and line breaks in front of it put it on its lines (parsing a blank line costs next to
+nothing), so its nodes come out with the module's positions. Edits that add or remove a line
+break would move every later node: for those the module is parsed whole, as it is for a
+module whose `__future__` changes the grammar.
+"""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Sequence, Tuple
+
+from .edits import Source
+from .table import TextEdit
+
+_LINE_BREAKS = ("\n", "\r")
+# (statement list, index of the first statement, index of the last, the nodes around it, innermost last)
+Slice = Tuple[List[ast.stmt], int, int, Tuple[ast.AST, ...]]
+
+
+def reparsed(tree: ast.Module, before: Source, edits: Sequence[TextEdit], after: Source) -> Optional[ast.Module]:
+    """`ast.parse(after.text)`, made from `tree` (`ast.parse(before.text)`, which it changes) by
+    parsing the statements the edits are in; None when the module must be parsed whole."""
+    if any(any(b in edit.text or b in before.text[edit.start:edit.end] for b in _LINE_BREAKS) for edit in edits):
+        return None
+    if "barry_as_FLUFL" in before.text or "barry_as_FLUFL" in after.text:  # `<>`: the grammar of the whole module
+        return None
+    slices: List[Slice] = []
+    for edit in edits:
+        found = _innermost(tree, before, edit)
+        if found is None:
+            return None
+        slices.append(found)
+    # from the last: replacing statements moves the indices of the later ones in their block
+    for block, first, last, around in sorted(_outermost(slices), key=lambda s: -_first_line(s[0][s[1]])):
+        if not _replace(block, first, last, around, before, after):
+            return None
+    return tree
+
+
+def _first_line(statement: ast.stmt) -> int:
+    decorators = getattr(statement, "decorator_list", None)
+    return decorators[0].lineno if decorators else statement.lineno
+
+
+def _blocks(statement: ast.AST) -> List[Tuple[List[ast.stmt], Tuple[ast.AST, ...]]]:
+    """The statement lists directly inside a compound statement, each with the node between
+    them (an `except` clause, a `case`), if any."""
+    found = [(block, ()) for name in ("body", "orelse", "finalbody")
+             if isinstance(block := getattr(statement, name, None), list)]
+    for clause in getattr(statement, "handlers", ()) or getattr(statement, "cases", ()):
+        found.append((clause.body, (clause,)))
+    return found
+
+
+def _innermost(tree: ast.Module, source: Source, edit: TextEdit) -> Optional[Slice]:
+    """The innermost statements that hold the edit's line and have their lines to themselves."""
+    line = source.position(edit.start)[0]
+    path: List[Slice] = []
+    block: List[ast.stmt] = tree.body
+    around: Tuple[ast.AST, ...] = ()
+    while True:
+        index = next((i for i, s in enumerate(block) if _first_line(s) <= line <= s.end_lineno), None)
+        if index is None:
+            break
+        path.append(_widened(block, index, around))
+        statement = block[index]
+        inner = next(((b, a) for b, a in _blocks(statement)
+                      if b and _first_line(b[0]) <= line <= b[-1].end_lineno), None)
+        if inner is None:
+            break
+        block, around = inner[0], (*around, statement, *inner[1])
+    for candidate in reversed(path):
+        if _alone(candidate, source, edit):
+            return candidate
+    return None
+
+
+def _widened(block: List[ast.stmt], index: int, around: Tuple[ast.AST, ...]) -> Slice:
+    """The statement with the neighbours that share a line with it (`a = 1; b = 2`)."""
+    first = last = index
+    while first > 0 and block[first - 1].end_lineno >= _first_line(block[first]):
+        first -= 1
+    while last + 1 < len(block) and _first_line(block[last + 1]) <= block[last].end_lineno:
+        last += 1
+    return block, first, last, around
+
+
+def _alone(candidate: Slice, source: Source, edit: TextEdit) -> bool:
+    """Whether the statements' lines hold nothing else in front of them (a clause's header:
+    `else: x = 1`) and are not a continuation of the line before; the edit must be in them."""
+    block, first, _, _ = candidate
+    statement = block[first]
+    decorators = getattr(statement, "decorator_list", None)
+    start = decorators[0] if decorators else statement
+    line = _first_line(statement)
+    before = source.line(line).encode("utf-8")[:start.col_offset].strip()
+    if before not in (b"", b"@" if decorators else b""):
+        return False
+    if edit.start < source.offset(start.lineno, start.col_offset):
+        return False
+    return line == 1 or not source.line(line - 1).rstrip("\r\n").endswith("\\")
+
+
+def _outermost(slices: List[Slice]) -> List[Slice]:
+    """Each slice once, without those inside another (whose statements are parsed with it)."""
+    unique = list({(id(s[0]), s[1], s[2]): s for s in slices}.values())
+    taken = {id(statement) for block, first, last, _ in unique for statement in block[first:last + 1]}
+    return [s for s in unique if not any(id(node) in taken for node in s[3])]
+
+
+def _replace(block: List[ast.stmt], first: int, last: int, around: Tuple[ast.AST, ...],
+             before: Source, after: Source) -> bool:
+    """Parse the statements' lines of the fixed text and put them in the block; update the end
+    of the statements around them that end where they end."""
+    start_line, end_line = _first_line(block[first]), block[last].end_lineno
+    lines = "".join(after.line(n) for n in range(start_line, end_line + 1))
+    if lines.rstrip("\r\n").endswith("\\"):
+        return False
+    nested = bool(around)
+    if nested and start_line < 2:
+        return False
+    padding = "\n" * (start_line - 2) + "if 1:\n" if nested else "\n" * (start_line - 1)
+    try:
+        module = ast.parse(padding + lines)
+    except (SyntaxError, ValueError):
+        return False
+    if nested:
+        if len(module.body) != 1 or not isinstance(module.body[0], ast.If):
+            return False
+        new = module.body[0].body
+    else:
+        new = module.body
+    old_end = (block[last].end_lineno, block[last].end_col_offset)
+    if nested and last == len(block) - 1:  # the statements around end with it, at the line's last token
+        new_end = (new[-1].end_lineno, new[-1].end_col_offset)
+        if not (_ends_line(before, *old_end) and _ends_line(after, *new_end)):
+            return False  # a `;` after it: they end there
+        if new_end != old_end:
+            for node in reversed(around):
+                if not hasattr(node, "end_lineno"):  # a `case`: no position of its own
+                    continue
+                if (node.end_lineno, node.end_col_offset) != old_end:
+                    break
+                node.end_lineno, node.end_col_offset = new_end
+    block[first:last + 1] = new
+    return True
+
+
+def _ends_line(source: Source, line: int, column: int) -> bool:
+    """Whether only blanks or a comment follow a position on its line."""
+    rest = source.line(line).encode("utf-8")[column:].strip()
+    return not rest or rest.startswith(b"#")
