@@ -394,8 +394,9 @@ class Round:
 
     @classmethod
     def of(cls, text: str, floors: Floors, selected: Callable[[str], bool] = lambda code: True,
-           index: Optional[RuleIndex] = None, honour_noqa: bool = True, tree: Optional[ast.Module] = None) -> "Round":
-        source = Source(text)
+           index: Optional[RuleIndex] = None, honour_noqa: bool = True, tree: Optional[ast.Module] = None,
+           source: Optional[Source] = None) -> "Round":
+        source = source or Source(text)
         tree = ast.parse(text) if tree is None else tree
         checker = Checker(index, floors=floors, walrus=":=" in text)  # no `:=`: expressions bind no local name
         found = checker.check(tree)
@@ -444,9 +445,10 @@ def fix_text(
     released: Set[str] = set()
     used_before: Optional[Set[ImportKey]] = None
     tree: Optional[ast.Module] = None  # the fixed text's, from the last round's with its edits parsed again
+    source: Optional[Source] = None  # the fixed text's
     rounds = 0
     while True:
-        now = Round.of(result.text, floors, selected, index, tree=tree)
+        now = Round.of(result.text, floors, selected, index, tree=tree, source=source)
         ctx = now.context()
         if used_before is None:
             used_before = used_imports(now.checker)
@@ -486,7 +488,8 @@ def fix_text(
                 result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
         result.rounds.append(sorted(edits))
-        tree = reparsed(now.tree, now.source, edits, Source(new_text))
+        source = Source(new_text)
+        tree = reparsed(now.tree, now.source, edits, source)
         rounds += 1
     result.remaining = now.findings  # the last round analysed the text as it is now, and found nothing to do
     result.shims = sum(1 for f in result.remaining if is_shim(f))

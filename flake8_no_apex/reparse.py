@@ -123,7 +123,8 @@ def _replace(block: List[ast.stmt], first: int, last: int, around: Tuple[ast.AST
     """Parse the statements' lines of the fixed text and put them in the block; update the end
     of the statements around them that end where they end."""
     start_line, end_line = _first_line(block[first]), block[last].end_lineno
-    lines = "".join(after.line(n) for n in range(start_line, end_line + 1))
+    end = after.line_start(end_line + 1) if end_line < after.line_count else len(after.text)
+    lines = after.text[after.line_start(start_line):end]
     if lines.rstrip("\r\n").endswith("\\"):
         return False
     nested = bool(around)
