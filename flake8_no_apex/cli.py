@@ -89,6 +89,7 @@ def _start_worker(settings: Settings) -> None:
     global _WORKER
     from .engine import Session
 
+    _quiet_compiler()
     _WORKER = Session(settings)
 
 
@@ -558,11 +559,19 @@ def _say_warning(message, category, filename, lineno, file=None, line=None) -> N
 _SHOW_WARNING = warnings.showwarning
 
 
+def _quiet_compiler() -> None:
+    """Python's own warnings about the code it parses ('invalid escape sequence', '"is" with a
+    literal') are not findings of this tool: printed under `<unknown>` or `<fixed>`, without the
+    file's name, they only confused. Silenced for the run."""
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser().parse_args(argv)
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _say_warning
+            _quiet_compiler()
             return args.run(args)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in progress has removed its temporary file
         print("flake8-no-apex: interrupted; the files not written yet are as they were", file=sys.stderr)

@@ -5,6 +5,7 @@ flake8 plugin cannot give an editor. Needs pygls: `pip install 'flake8-no-apex[s
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -198,5 +199,6 @@ def _fix_all(ls: NoApexServer, document: TextDocument, analysis: Analysis) -> Li
 
 
 def serve() -> int:
+    warnings.filterwarnings("ignore", category=SyntaxWarning)  # Python's, about the buffer: not findings
     build().start_io()
     return 0

@@ -479,3 +479,20 @@ def test_the_server_without_pygls_says_which_extra_to_install(tmp_path):
     result = subprocess.run([sys.executable, "-c", blocked], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 2 and "install 'flake8-no-apex[server]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_python_s_warnings_about_the_code_read_are_not_printed(tmp_path):
+    """The parser's and the compiler's SyntaxWarnings ('"is" with a literal'; 'invalid escape
+    sequence' from 3.12) about a file, which Python prints under `<unknown>` or `<fixed>`, are
+    no findings: neither check nor fix shows them, in this process or in the workers of -j."""
+    code = 'import torch\nx = "\\d"\ny = 1 is 1\ns = torch.cuda.amp.GradScaler()\n'
+    for name in ("a.py", *(f"sub/m{i}.py" for i in range(70))):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(code)
+    for command in (["check", "--no-cache", "a.py"], ["check", "--no-cache", "-j", "2", "."], ["fix", "--diff", "a.py"],
+                    ["fix", "a.py"]):
+        result = run(tmp_path, *command, console_script=True)
+        assert result.returncode == 1, result.stderr
+        assert "APX203" in result.stdout + result.stderr or command[0] == "fix"
+        assert "Warning" not in result.stderr, (command, result.stderr)
+    assert 'torch.amp.GradScaler("cuda")' in (tmp_path / "a.py").read_text()
