@@ -17,12 +17,17 @@ module whose `__future__` changes the grammar.
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence, Tuple
+import bisect
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .edits import Source
 from .table import TextEdit
 
 _LINE_BREAKS = ("\n", "\r")
+# Blank lines parsed in front of statements to put them on their lines, at most, per line of
+# them; further down they are moved there node by node: either way a statement costs time in
+# proportion to its size, not to its line number (thousands of fixes in a module stay linear).
+_PADDING = 4
 # (statement list, index of the first statement, index of the last, the nodes around it, innermost last)
 Slice = Tuple[List[ast.stmt], int, int, Tuple[ast.AST, ...]]
 
@@ -35,8 +40,9 @@ def reparsed(tree: ast.Module, before: Source, edits: Sequence[TextEdit], after:
     if "barry_as_FLUFL" in before.text or "barry_as_FLUFL" in after.text:  # `<>`: the grammar of the whole module
         return None
     slices: List[Slice] = []
+    firsts: Dict[int, List[int]] = {}
     for edit in edits:
-        found = _innermost(tree, before, edit)
+        found = _innermost(tree, before, edit, firsts)
         if found is None:
             return None
         slices.append(found)
@@ -62,15 +68,18 @@ def _blocks(statement: ast.AST) -> List[Tuple[List[ast.stmt], Tuple[ast.AST, ...
     return found
 
 
-def _innermost(tree: ast.Module, source: Source, edit: TextEdit) -> Optional[Slice]:
-    """The innermost statements that hold the edit's line and have their lines to themselves."""
+def _innermost(tree: ast.Module, source: Source, edit: TextEdit, firsts: Dict[int, List[int]]) -> Optional[Slice]:
+    """The innermost statements that hold the edit's line and have their lines to themselves
+    (`firsts`: the first line of each statement of a block, by the block's id, as they are asked)."""
     line = source.position(edit.start)[0]
     path: List[Slice] = []
     block: List[ast.stmt] = tree.body
     around: Tuple[ast.AST, ...] = ()
     while True:
-        index = next((i for i, s in enumerate(block) if _first_line(s) <= line <= s.end_lineno), None)
-        if index is None:
+        if id(block) not in firsts:
+            firsts[id(block)] = [_first_line(s) for s in block]
+        index = bisect.bisect_right(firsts[id(block)], line) - 1  # the last to start by the line, if any holds it
+        if index < 0 or block[index].end_lineno < line:
             break
         path.append(_widened(block, index, around))
         statement = block[index]
@@ -130,9 +139,10 @@ def _replace(block: List[ast.stmt], first: int, last: int, around: Tuple[ast.AST
     nested = bool(around)
     if nested and start_line < 2:
         return False
-    padding = "\n" * (start_line - 2) + "if 1:\n" if nested else "\n" * (start_line - 1)
+    shift = start_line - (2 if nested else 1)  # the lines in front of the statements (and of the `if 1:`)
+    padded = shift <= _PADDING * (end_line - start_line + 1)
     try:
-        module = ast.parse(padding + lines)
+        module = ast.parse(("\n" * shift if padded else "") + ("if 1:\n" if nested else "") + lines)
     except (SyntaxError, ValueError):
         return False
     if nested:
@@ -141,6 +151,9 @@ def _replace(block: List[ast.stmt], first: int, last: int, around: Tuple[ast.AST
         new = module.body[0].body
     else:
         new = module.body
+    if not padded:
+        for statement in new:
+            ast.increment_lineno(statement, shift)
     old_end = (block[last].end_lineno, block[last].end_col_offset)
     if nested and last == len(block) - 1:  # the statements around end with it, at the line's last token
         new_end = (new[-1].end_lineno, new[-1].end_col_offset)

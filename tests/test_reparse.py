@@ -219,3 +219,13 @@ def test_a_round_with_fixes_to_make_is_planned_on_a_parse_of_the_whole_text(monk
     monkeypatch.setattr(fixer, "reparsed", wrong)
     result = fix_text(text)
     assert result.text == honest.text and result.remaining == honest.remaining == []
+
+
+def test_statements_far_down_are_moved_to_their_lines_node_by_node():
+    """Blank lines put a statement on its lines only up to a few per line of it; further down,
+    its nodes are moved (thousands of fixes in a module stay linear)."""
+    filler = "".join(f"x{i} = {i}\n" for i in range(300))
+    assert_spliced(filler + "def f():\n    if a:\n        return Old()\n", ("Old", "NewName"))
+    assert_spliced(filler + "y = Old(); z = Old()\n", ("Old", "N"), ("Old", "NewName"))
+    big = "def f():\n" + "".join(f"    v{i} = Old()\n" for i in range(100))
+    assert_spliced("x = 1\n" * 50 + big, ("def f()", "def f(a=Old)"))  # the header: the whole function, padded
