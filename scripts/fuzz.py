@@ -40,11 +40,14 @@ class Failure(Exception):
     pass
 
 
+def _dump(tree: ast.AST) -> str:
+    return ast.dump(tree, include_attributes=True)
+
+
 def reparsed_as_parsed(tree, before, edits, after):
     """The fixer's `reparsed`, checked against a parse of the whole text."""
     made = reparsed(tree, before, edits, after)
-    whole = ast.parse(after.text)
-    if made is not None and ast.dump(made, include_attributes=True) != ast.dump(whole, include_attributes=True):
+    if made is not None and _dump(made) != _dump(ast.parse(after.text)):
         raise Failure(f"the statements parsed again after the edits {edits} give another tree than ast.parse")
     return made
 
