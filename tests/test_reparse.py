@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 from flake8_no_apex import fixer
 from flake8_no_apex.edits import Source
 from flake8_no_apex.fixer import fix_text
+from flake8_no_apex.prefilter import default as default_prefilter
 from flake8_no_apex.reparse import reparsed
 from flake8_no_apex.table import TextEdit
 
@@ -229,3 +230,31 @@ def test_statements_far_down_are_moved_to_their_lines_node_by_node():
     assert_spliced(filler + "y = Old(); z = Old()\n", ("Old", "N"), ("Old", "NewName"))
     big = "def f():\n" + "".join(f"    v{i} = Old()\n" for i in range(100))
     assert_spliced("x = 1\n" * 50 + big, ("def f()", "def f(a=Old)"))  # the header: the whole function, padded
+
+
+@pytest.mark.corpus
+def test_every_splice_of_fixing_the_corpus_is_the_whole_parse(monkeypatch):
+    """Lightning 1.8.6 fixed both ways: every tree made by parsing the edited statements again
+    is `ast.parse`'s tree of the fixed text (most of the fixed files are spliced, not parsed)."""
+    import corpus
+
+    root = corpus.ensure()
+    if root is None:
+        pytest.skip("the regression corpus could not be downloaded from PyPI")
+    made = []
+
+    def compared(tree, before, edits, after):
+        spliced_tree = reparsed(tree, before, edits, after)
+        if spliced_tree is not None:
+            assert dump(spliced_tree) == dump(ast.parse(after.text)), edits
+            made.append(spliced_tree)
+        return spliced_tree
+
+    monkeypatch.setattr(fixer, "reparsed", compared)
+    may_match = default_prefilter().may_match
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if may_match(text):
+            for unsafe in (False, True):
+                fix_text(text, unsafe=unsafe)
+    assert len(made) >= 50, len(made)
