@@ -33,8 +33,9 @@ Slice = Tuple[List[ast.stmt], int, int, Tuple[ast.AST, ...]]
 
 
 def reparsed(tree: ast.Module, before: Source, edits: Sequence[TextEdit], after: Source) -> Optional[ast.Module]:
-    """`ast.parse(after.text)`, made from `tree` (`ast.parse(before.text)`, which it changes) by
-    parsing the statements the edits are in; None when the module must be parsed whole."""
+    """`ast.parse(after.text)`, made from `tree` (`ast.parse(before.text)`, changed in place) by
+    parsing the statements the edits are in; None, with `tree` as it was, when the module must
+    be parsed whole."""
     if any(any(b in edit.text or b in before.text[edit.start:edit.end] for b in _LINE_BREAKS) for edit in edits):
         return None
     if "barry_as_FLUFL" in before.text or "barry_as_FLUFL" in after.text:  # `<>`: the grammar of the whole module
@@ -46,10 +47,18 @@ def reparsed(tree: ast.Module, before: Source, edits: Sequence[TextEdit], after:
         if found is None:
             return None
         slices.append(found)
-    # from the last: replacing statements moves the indices of the later ones in their block
-    for block, first, last, around in sorted(_outermost(slices), key=lambda s: -_first_line(s[0][s[1]])):
-        if not _replace(block, first, last, around, before, after):
+    replacements = []
+    for block, first, last, around in _outermost(slices):
+        replacement = _replacement(block, first, last, around, before, after)
+        if replacement is None:
             return None
+        replacements.append((_first_line(block[first]), block, first, last, *replacement))
+    # nothing changes before every slice has parsed; then from the last, as replacing statements
+    # moves the indices of the later ones in their block
+    for _, block, first, last, new, ending in sorted(replacements, key=lambda r: -r[0]):
+        block[first:last + 1] = new
+        for node in ending:
+            node.end_lineno, node.end_col_offset = new[-1].end_lineno, new[-1].end_col_offset
     return tree
 
 
@@ -127,47 +136,46 @@ def _outermost(slices: List[Slice]) -> List[Slice]:
     return [s for s in unique if not any(id(node) in taken for node in s[3])]
 
 
-def _replace(block: List[ast.stmt], first: int, last: int, around: Tuple[ast.AST, ...],
-             before: Source, after: Source) -> bool:
-    """Parse the statements' lines of the fixed text and put them in the block; update the end
-    of the statements around them that end where they end."""
+def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast.AST, ...], before: Source,
+                 after: Source) -> Optional[Tuple[List[ast.stmt], List[ast.AST]]]:
+    """The statements the slice's lines of the fixed text parse to, and the statements around
+    them that end where they end (and must end where the new ones do); None if they cannot be
+    shown to be the module's."""
     start_line, end_line = _first_line(block[first]), block[last].end_lineno
     end = after.line_start(end_line + 1) if end_line < after.line_count else len(after.text)
     lines = after.text[after.line_start(start_line):end]
     if lines.rstrip("\r\n").endswith("\\"):
-        return False
+        return None
     nested = bool(around)
     if nested and start_line < 2:
-        return False
+        return None
     shift = start_line - (2 if nested else 1)  # the lines in front of the statements (and of the `if 1:`)
     padded = shift <= _PADDING * (end_line - start_line + 1)
     try:
         module = ast.parse(("\n" * shift if padded else "") + ("if 1:\n" if nested else "") + lines)
-    except (SyntaxError, ValueError):
-        return False
+    except (SyntaxError, ValueError, RecursionError):
+        return None
     if nested:
         if len(module.body) != 1 or not isinstance(module.body[0], ast.If):
-            return False
+            return None
         new = module.body[0].body
     else:
         new = module.body
     if not padded:
         for statement in new:
             ast.increment_lineno(statement, shift)
-    old_end = (block[last].end_lineno, block[last].end_col_offset)
+    ending: List[ast.AST] = []
     if nested and last == len(block) - 1:  # the statements around end with it, at the line's last token
-        new_end = (new[-1].end_lineno, new[-1].end_col_offset)
-        if not (_ends_line(before, *old_end) and _ends_line(after, *new_end)):
-            return False  # a `;` after it: they end there
-        if new_end != old_end:
-            for node in reversed(around):
-                if not hasattr(node, "end_lineno"):  # a `case`: no position of its own
-                    continue
-                if (node.end_lineno, node.end_col_offset) != old_end:
-                    break
-                node.end_lineno, node.end_col_offset = new_end
-    block[first:last + 1] = new
-    return True
+        old_end = (block[last].end_lineno, block[last].end_col_offset)
+        if not (_ends_line(before, *old_end) and _ends_line(after, new[-1].end_lineno, new[-1].end_col_offset)):
+            return None  # a `;` after it: they end there
+        for node in reversed(around):
+            if not hasattr(node, "end_lineno"):  # a `case`: no position of its own
+                continue
+            if (node.end_lineno, node.end_col_offset) != old_end:
+                break
+            ending.append(node)
+    return new, ending
 
 
 def _ends_line(source: Source, line: int, column: int) -> bool:

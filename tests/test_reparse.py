@@ -258,3 +258,15 @@ def test_every_splice_of_fixing_the_corpus_is_the_whole_parse(monkeypatch):
             for unsafe in (False, True):
                 fix_text(text, unsafe=unsafe)
     assert len(made) >= 50, len(made)
+
+
+def test_a_module_parsed_whole_keeps_its_tree_as_it_was():
+    """Every slice parses before one changes the tree: the last statement's splice would work,
+    the first's does not (its line now ends in a backslash)."""
+    text = "x = Old\ny = 1\ndef f():\n    return Old()\n"
+    tree = ast.parse(text)
+    was = dump(tree)
+    before = Source(text)
+    edits = edits_of(text, ("Old", "New \\"), ("Old", "NewName"))
+    assert reparsed(tree, before, edits, Source(before.apply(edits))) is None
+    assert dump(tree) == was
