@@ -72,10 +72,6 @@ class Source:
     def line_start(self, lineno: int) -> int:
         return self._starts[lineno - 1]
 
-    @property
-    def line_count(self) -> int:
-        return len(self._starts)
-
     def position(self, offset: int) -> Tuple[int, int]:
         """(line, 1-based character column) of a character offset."""
         line = bisect.bisect_right(self._starts, offset)

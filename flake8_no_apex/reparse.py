@@ -120,11 +120,11 @@ def _alone(candidate: Slice, source: Source, edit: TextEdit) -> bool:
     statement = block[first]
     decorators = getattr(statement, "decorator_list", None)
     start = decorators[0] if decorators else statement
-    line = _first_line(statement)
-    before = source.line(line).encode("utf-8")[:start.col_offset].strip()
-    if before not in (b"", b"@" if decorators else b""):
+    line = start.lineno
+    begins = source.offset(line, start.col_offset)
+    if source.text[source.line_start(line):begins].strip() not in ("", "@" if decorators else ""):
         return False
-    if edit.start < source.offset(start.lineno, start.col_offset):
+    if edit.start < begins:
         return False
     return line == 1 or not source.line(line - 1).rstrip("\r\n").endswith("\\")
 
@@ -142,8 +142,7 @@ def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast
     them that end where they end (and must end where the new ones do); None if they cannot be
     shown to be the module's."""
     start_line, end_line = _first_line(block[first]), block[last].end_lineno
-    end = after.line_start(end_line + 1) if end_line < after.line_count else len(after.text)
-    lines = after.text[after.line_start(start_line):end]
+    lines = after.text[after.line_start(start_line):after.line_start(end_line) + len(after.line(end_line))]
     if lines.rstrip("\r\n").endswith("\\"):
         return None
     nested = bool(around)
@@ -180,5 +179,5 @@ def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast
 
 def _ends_line(source: Source, line: int, column: int) -> bool:
     """Whether only blanks or a comment follow a position on its line."""
-    rest = source.line(line).encode("utf-8")[column:].strip()
-    return not rest or rest.startswith(b"#")
+    rest = source.text[source.offset(line, column):source.line_start(line) + len(source.line(line))].strip()
+    return not rest or rest.startswith("#")
