@@ -444,7 +444,8 @@ def fix_text(
     result = FixResult(text)
     released: Set[str] = set()
     used_before: Optional[Set[ImportKey]] = None
-    tree: Optional[ast.Module] = None  # the fixed text's, from the last round's with its edits parsed again
+    tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled or spliced from the last
+    spliced = False  # the tree is the last round's with the statements the edits are in parsed again
     source: Optional[Source] = None  # the fixed text's
     rounds = 0
     while True:
@@ -466,8 +467,8 @@ def fix_text(
         if not edits:
             result.notes += [(line, text) for text, line in ctx.explanations.items()]
             break
-        if tree is not None:  # edits are planned only on a tree parsed from the text whole
-            tree = None
+        if spliced:  # edits are planned only on a tree parsed from the text whole
+            tree, spliced = None, False
             continue
         if rounds == _MAX_ROUNDS:  # fixes that undo or redo each other: a bug, said as one
             codes = sorted({f.code for _, found in chosen for f in found}) or ["the import cleanup"]
@@ -476,8 +477,18 @@ def fix_text(
         edits = _with_imports(ctx, now.checker, edits, set().union(*(p.imports for p, _ in chosen)))
         edits = [now.source.requote(e) for e in edits]
         new_text = now.source.apply(edits)
+        source = Source(new_text)
+        tree = reparsed(now.tree, now.source, edits, source)
+        spliced = tree is not None
         try:  # compile, not only parse: `f(x=1, x=2)` parses
-            compile(new_text, "<fixed>", "exec", dont_inherit=True)
+            if spliced:  # the proof is the text's own, never the splice's
+                compile(new_text, "<fixed>", "exec", dont_inherit=True)
+            else:  # parsed whole, once: the tree the next round reads is the one compiled
+                tree = ast.parse(new_text)
+                try:
+                    compile(tree, "<fixed>", "exec", dont_inherit=True)
+                except RecursionError:  # a tree converts back within Python's recursion limit; the text need not
+                    compile(new_text, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
             raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
                            f"line {getattr(error, 'lineno', '?')})") from None
@@ -488,8 +499,6 @@ def fix_text(
                 result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
         result.rounds.append(sorted(edits))
-        source = Source(new_text)
-        tree = reparsed(now.tree, now.source, edits, source)
         rounds += 1
     result.remaining = now.findings  # the last round analysed the text as it is now, and found nothing to do
     result.shims = sum(1 for f in result.remaining if is_shim(f))

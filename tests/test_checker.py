@@ -540,6 +540,9 @@ def test_a_long_sum_is_walked_as_a_loop():
     assert [f.code for f in fix_text(source).fixed] == ["APX203"]
     deeper = source.replace("'p0'", " + ".join(f"'q{i}'" for i in range(1000)))  # a tree compile() cannot take
     assert [f.code for f in fix_text(deeper).fixed] == ["APX203"]
+    # parsed whole (the grammar's future import takes the module whole) and compiled from its text
+    whole = "from __future__ import barry_as_FLUFL\n" + deeper
+    assert [f.code for f in fix_text(whole).fixed] == ["APX203"]
 
 
 def test_an_elif_chain_reads_later_branches_with_the_bindings_of_the_moment():
