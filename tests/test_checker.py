@@ -50,7 +50,7 @@ def test_positional_trap_in_the_advice():
     (message,) = messages("import torch\nwith torch.cuda.amp.autocast(use_amp):\n    pass\n")
     assert message == (
         "APX201 torch.cuda.amp.autocast(...) is deprecated since torch 2.4; "
-        'use torch.amp.autocast("cuda", enabled=use_amp)'
+        'use torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, cache_enabled=True)'
     )
     (message,) = messages("import torch\ntorch.cuda.amp.autocast(True, torch.bfloat16, cache_enabled=False)\n")
     assert message.endswith(
@@ -114,7 +114,7 @@ def test_migrated_torch_code_is_clean():
         """
         import torch
         from torch.amp import autocast, GradScaler
-        with torch.amp.autocast("cuda"), torch.autocast(device_type="cuda"):
+        with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True), torch.autocast(device_type="cuda"):
             scaler = torch.amp.GradScaler("cuda")
         torch.cuda.amp.common.amp_definitely_not_available()
         """
@@ -585,7 +585,7 @@ def test_plain_if_else_is_no_shim():
         """
         import torch
         if use_amp:
-            ctx = torch.amp.autocast("cuda")
+            ctx = torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True)
         else:
             ctx = torch.cuda.amp.autocast()
         if TORCH_VERSION >= (2, 4):

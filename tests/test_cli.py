@@ -23,7 +23,7 @@ from flake8_no_apex.files import InputError, compiled_by_python, read, write
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 SAFE_ONLY = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast(False):\n    pass\n"
 SAFE_FIXED = (
-    'import torch\n\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda", enabled=False):\n    pass\n'
+    'import torch\n\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.float16, cache_enabled=True):\n    pass\n'
 )
 
 
@@ -180,7 +180,7 @@ def test_mode_encoding_cookie_bom_and_newlines_survive(tmp_path):
         "# -*- coding: latin-1 -*-\r\nimport torch\r\nname = 'café'; s = torch.amp.GradScaler(\"cuda\")\r\n"
     ).encode("latin-1")
     assert stat.S_IMODE(latin.stat().st_mode) == 0o750
-    assert bom.read_bytes() == b'\xef\xbb\xbfimport torch\nwith torch.amp.autocast("cpu"):\n    pass\n'
+    assert bom.read_bytes() == b'\xef\xbb\xbfimport torch\nwith torch.amp.autocast("cpu", dtype=torch.bfloat16, cache_enabled=True):\n    pass\n'
     assert not list(tmp_path.glob(".*.tmp"))
 
 
@@ -230,6 +230,17 @@ def test_missing_paths_and_symlink_loops_do_not_stop_the_others(tmp_path):
     assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
     result = run(tmp_path, "check", "missing.py", "ok.py")
     assert result.returncode == 2 and "missing.py: no such file or directory" in result.stderr
+
+
+@pytest.mark.parametrize("name, text", [("missing.py", None), ("broken.py", "x = (\n")])
+def test_check_never_says_passed_after_an_error(tmp_path, name, text):
+    if text is not None:
+        (tmp_path / name).write_text(text)
+    (tmp_path / "clean.py").write_text("import torch\n")
+    result = run(tmp_path, "check", name, "clean.py")
+    assert result.returncode == 2
+    assert "passed" not in result.stderr
+    assert result.stderr.endswith("No findings in the files checked; 1 file could not be checked.\n")
 
 
 def as_nobody(command):

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from packaging.version import Version
+
 from flake8_no_apex.fixer import fix_text
 
 STUB = Path(__file__).parent / "stub_torch"
@@ -64,7 +66,16 @@ def programs(draw) -> str:
         elif place == "branch":
             text = "if flag:\n" + textwrap.indent(text, "    ")
         body.append(text)
-    return head + style_imports + "flag = True\n" + "".join(body) + tail
+    program = style_imports + "flag = True\n" + "".join(body)
+    # the state around the code: torch.amp.autocast's None defaults read it, the old ones did not
+    around = draw(st.sampled_from(["nothing", "outer_autocast", "set_dtype", "outer_no_cache"]))
+    if around != "nothing":
+        program = "import torch as _t\n" + {
+            "outer_autocast": "with _t.amp.autocast('cuda', dtype=_t.bfloat16), _t.amp.autocast('cpu', dtype=_t.float16):\n",
+            "set_dtype": "_t.set_autocast_dtype('cuda', _t.float32)\nif True:\n",
+            "outer_no_cache": "with _t.amp.autocast('cuda', cache_enabled=False):\n",
+        }[around] + textwrap.indent(program, "    ")
+    return head + program + tail
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +96,7 @@ def stub_torch():
 def behaviour(torch, program: str):
     """What the program did: the AMP objects it made, and how it ended."""
     del torch.CALLS[:]
+    torch.reset_autocast_state()
     try:
         exec(compile(program, "<program>", "exec"), {"__name__": "program"})
         outcome = None
@@ -93,13 +105,27 @@ def behaviour(torch, program: str):
     return list(torch.CALLS), outcome
 
 
+# The project's oldest torch, from none declared (the newest) to the first with torch.amp.autocast:
+# what is fixed, and how, changes with it (GradScaler only from 2.3, custom_fwd from 2.4).
+FLOORS = [None, "1.12", "2.2", "2.3", "2.4"]
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(program=programs())
-def test_safe_fixes_keep_what_the_program_does(stub_torch, program):
-    fixed = fix_text(program).text
+@given(program=programs(), floor=st.sampled_from(FLOORS))
+def test_safe_fixes_keep_what_the_program_does(stub_torch, program, floor):
+    fixed = fix_text(program, {"torch": Version(floor)} if floor else {}).text
     before, after = behaviour(stub_torch, program), behaviour(stub_torch, fixed)
     assert before[1] is None, program  # the generated programs run
-    assert after == before, f"{program}\n--- fixed:\n{fixed}"
+    assert after == before, f"{program}\n--- fixed at torch {floor}:\n{fixed}"
+
+
+def test_the_stub_reads_the_thread_state_where_the_new_call_leaves_it_open(stub_torch):
+    """The issue's reproducer: under an outer float16 autocast the old cpu autocast still ran in
+    bfloat16; `torch.amp.autocast("cpu")` alone would take float16 from the state."""
+    outer = "import torch\nwith torch.amp.autocast('cpu', dtype=torch.float16):\n    with {}:\n        pass\n"
+    program = outer.format("torch.cpu.amp.autocast()")
+    assert behaviour(stub_torch, fix_text(program).text) == behaviour(stub_torch, program)
+    assert behaviour(stub_torch, outer.format('torch.amp.autocast("cpu")')) != behaviour(stub_torch, program)
 
 
 def test_the_stub_records_what_the_old_and_new_spellings_do(stub_torch):

@@ -27,7 +27,7 @@ def check_unchanged(source: str, **options) -> None:
 def test_import_goes_on_top_of_a_file_that_starts_blank(head):
     body = "def train():\n    from torch.cuda.amp import autocast\n    with autocast():\n        pass\n"
     check_transformed(head + body,
-                      "import torch\n" + head + 'def train():\n    with torch.amp.autocast("cuda"):\n        pass\n')
+                      "import torch\n" + head + 'def train():\n    with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n        pass\n')
 
 
 # 2. imports that bind the same root are not the fix's to remove --------------------------------
@@ -36,11 +36,11 @@ def test_import_goes_on_top_of_a_file_that_starts_blank(head):
 def test_dotted_imports_of_the_same_root_stay(other):
     check_transformed(
         f"{other}\nimport torch\n\nwith torch.cuda.amp.autocast():\n    pass\n",
-        f'{other}\nimport torch\n\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        f'{other}\nimport torch\n\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n',
     )
     check_transformed(
         f"{other}\nfrom torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n",
-        f'{other}\n\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        f'{other}\n\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n',
     )
 
 
@@ -73,7 +73,7 @@ def test_the_only_statement_of_a_block_becomes_pass():
         """\
         import torch
         def f():
-            return torch.amp.autocast("cuda")
+            return torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True)
         """,
     )
     check_transformed(
@@ -89,7 +89,7 @@ def test_the_only_statement_of_a_block_becomes_pass():
         def f():
             if x:
                 pass
-            return torch.amp.autocast("cuda")
+            return torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True)
         """,
     )
 
@@ -111,7 +111,7 @@ def test_a_guarded_torch_import_does_not_count(guard):
         import torch
         {guard}
             import torch
-        with torch.amp.autocast("cuda"):
+        with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):
             pass
         """,
     )
@@ -202,7 +202,7 @@ def test_a_rename_never_shadows_a_name_in_use():
 def test_strings_inserted_in_f_strings_use_the_other_quote():
     check_transformed(
         'import torch\nprint(f"{torch.cuda.amp.autocast()}")\n',
-        "import torch\nprint(f\"{torch.amp.autocast('cuda')}\")\n",
+        "import torch\nprint(f\"{torch.amp.autocast('cuda', dtype=torch.float16, cache_enabled=True)}\")\n",
     )
     check_transformed(
         "import torch\nprint(f'{torch.cuda.amp.GradScaler()}')\n",
@@ -227,7 +227,7 @@ def test_an_import_named_in_a_string_annotation_stays():
         import torch
         from torch.cuda.amp import autocast
         def context() -> "autocast":
-            return torch.amp.autocast("cuda")
+            return torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True)
         """,
     )
 
@@ -284,7 +284,7 @@ def test_the_old_half_of_a_try_probe_is_counted_as_a_shim():
 def test_comments_of_a_removed_import_go_with_it():
     check_transformed(
         "from torch.cuda.amp import autocast  # mixed precision\nimport torch\nwith autocast():\n    pass\n",
-        'import torch\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        'import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n',
     )
     check_transformed(
         """\
@@ -302,7 +302,7 @@ def test_comments_of_a_removed_import_go_with_it():
         from torch.cuda.amp import (
             custom_fwd,
         )
-        with torch.amp.autocast("cuda"):
+        with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):
             pass
         x = custom_fwd
         """,
@@ -344,6 +344,6 @@ def test_a_dotted_import_goes_once_nothing_reaches_its_module():
     check_transformed(
         "import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\n"
         "with torch.cuda.amp.autocast():\n    pass\n",
-        'import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\nwith torch.amp.autocast("cuda"):\n'
+        'import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n'
         "    pass\n",
     )

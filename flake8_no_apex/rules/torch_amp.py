@@ -16,6 +16,20 @@ NEW_TORCH_AMP = ("torch.amp", "torch.autocast", "torch.GradScaler")
 # (device_type, dtype, enabled, cache_enabled). Positional arguments must become keywords.
 _AUTOCAST_PARAMETERS = ("enabled", "dtype", "cache_enabled")
 _LONGEST_SUGGESTION = 100
+# What the old autocast passes when the call does not say: torch.cuda.amp.autocast's defaults are
+# fixed (float16, a weight cache), torch.amp.autocast's are None, "whatever the autocast state of
+# the thread says" (an outer autocast's dtype, torch.set_autocast_dtype): written out, they keep
+# the old meaning under any surrounding state.
+_FIXED_DEFAULTS = {"cuda": ("float16", "True"), "cpu": ("bfloat16", "True")}
+
+
+def kept_defaults(call: ast.Call, device: str, torch: str) -> List[str]:
+    """The keywords the new call needs to mean what the old one did: the old defaults of the
+    dtype and cache setting that the call does not give (positionally or by keyword)."""
+    given = {name for name, _ in zip(_AUTOCAST_PARAMETERS, call.args)} | {k.arg for k in call.keywords}
+    dtype, cache = _FIXED_DEFAULTS[device]
+    return [word for name, word in (("dtype", f"dtype={torch}.{dtype}"), ("cache_enabled", f"cache_enabled={cache}"))
+            if name not in given]
 
 
 def _arguments(call: Optional[ast.Call], positional_names: tuple) -> Optional[List[str]]:
@@ -44,7 +58,10 @@ def autocast_advice(site: Site, floors: Floors) -> str:
     call = _called(site)
     if call is None:
         return f'use torch.amp.autocast("{site.replacement}", ...)'
-    return "use " + _render_call("torch.amp.autocast", f'"{site.replacement}"', _arguments(call, _AUTOCAST_PARAMETERS))
+    words = _arguments(call, _AUTOCAST_PARAMETERS)
+    if words is not None and not any(k.arg is None for k in call.keywords):
+        words += kept_defaults(call, site.replacement, "torch")
+    return "use " + _render_call("torch.amp.autocast", f'"{site.replacement}"', words)
 
 
 def grad_scaler_advice(site: Site, floors: Floors) -> str:
@@ -61,16 +78,22 @@ def grad_scaler_advice(site: Site, floors: Floors) -> str:
 def custom_fwd_advice(site: Site, floors: Floors) -> str:
     decorator = site.replacement
     call = _called(site)
-    return "use @" + _render_call(f"torch.amp.{decorator}", 'device_type="cuda"', _arguments(call, ()))
+    words = _arguments(call, ())
+    if words and any(k.arg == "device_type" for k in call.keywords):
+        return "use @" + _render_call(f"torch.amp.{decorator}", words[0], words[1:])
+    return "use @" + _render_call(f"torch.amp.{decorator}", 'device_type="cuda"', words)
 
 
-def _arguments_edits(ctx, call: ast.Call, name: str, device: str) -> Optional[List[TextEdit]]:
+def _arguments_edits(ctx, call: ast.Call, name: str, device: str, torch: str) -> Optional[List[TextEdit]]:
     """Insert the device before the first argument (so a call laid out one argument per line
-    keeps its layout); for autocast, turn positional arguments into keywords."""
+    keeps its layout); for autocast, turn positional arguments into keywords and write the old
+    defaults the call left out (`kept_defaults`)."""
     if name == "autocast" and (
         len(call.args) > len(_AUTOCAST_PARAMETERS) or any(isinstance(a, ast.Starred) for a in call.args)
         # `autocast(True, enabled=False)` already fails (enabled given twice): no keyword for it
         or {k.arg for k in call.keywords} & set(_AUTOCAST_PARAMETERS[:len(call.args)])
+        # `autocast(**options)`: whether they give the dtype is not known here
+        or any(k.arg is None for k in call.keywords)
     ):
         return None
     arguments = sorted([*call.args, *call.keywords], key=lambda a: ctx.source.span(a)[0])
@@ -81,6 +104,8 @@ def _arguments_edits(ctx, call: ast.Call, name: str, device: str) -> Optional[Li
     insertions = {}
     if name in ("autocast", "GradScaler"):
         insertions[first] = f'"{device}"{separator}'
+    elif any(k.arg == "device_type" for k in call.keywords):  # written for the new decorator already
+        pass
     elif call.args:  # custom_fwd(forward): the keyword-only device_type goes after it
         insertions[ctx.source.span(call.args[-1])[1]] = ', device_type="cuda"'
     else:
@@ -89,6 +114,12 @@ def _arguments_edits(ctx, call: ast.Call, name: str, device: str) -> Optional[Li
         for parameter, arg in zip(_AUTOCAST_PARAMETERS, call.args):
             start = ctx.source.span(arg)[0]
             insertions[start] = insertions.get(start, "") + f"{parameter}="
+        defaults = kept_defaults(call, device, torch)
+        if defaults and arguments:
+            after = ctx.source.span(arguments[-1])[1]
+            insertions[after] = insertions.get(after, "") + "".join(separator + word for word in defaults)
+        elif defaults:
+            insertions[first] += "".join(", " + word for word in defaults)
     return [TextEdit(at, at, text) for at, text in insertions.items()]
 
 
@@ -103,7 +134,7 @@ def fix_reference(ctx, finding) -> Optional[Plan]:
     callee = f"{torch_name(site) or 'torch'}.amp.{name}"
     call = site.call if site.call is not None and site.call.func is site.node else None
     if call is not None:
-        arguments = _arguments_edits(ctx, call, name, device)
+        arguments = _arguments_edits(ctx, call, name, device, torch_name(site) or "torch")
         if arguments is None:
             return None
         edits = [replace(ctx.source, site.node, callee), *arguments]
@@ -131,15 +162,25 @@ RULES = [
         timeline=Timeline("torch", "2.4", replacement_since="1.12", source="PT-01"),
         subject="{name}",
         advice=autocast_advice,
-        fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cuda\", ...) is the class the old name wraps, and positional "
-                "arguments become keywords, so their meaning is kept; a bare reference (isinstance, a subclass, "
-                "a name called later with positional arguments) is left to a person, as is a call with *args"),
+        fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cuda\", ...) is the class the old name wraps; positional "
+                "arguments become keywords, and the old defaults the call leaves out (dtype=torch.float16, "
+                "cache_enabled=True) are written, because the new call's None reads them from the surrounding "
+                "autocast state: so their meaning is kept under an outer autocast or set_autocast_dtype. A bare "
+                "reference (isinstance, a subclass, a name called later with positional arguments) is left to a "
+                "person, as is a call with *args or **kwargs"),
         doc=("`torch.cuda.amp.autocast` emits a FutureWarning since torch 2.4. Its positional "
              "parameters are `(enabled, dtype, cache_enabled)` while `torch.amp.autocast` takes "
              "`(device_type, dtype, enabled, cache_enabled)`: `autocast(use_amp)` must become "
-             "`autocast(\"cuda\", enabled=use_amp)`, not `autocast(\"cuda\", use_amp)`. " + _FALLBACK_DOC),
+             "`autocast(\"cuda\", enabled=use_amp)`, not `autocast(\"cuda\", use_amp)`. The old class always "
+             "passes `dtype=torch.float16, cache_enabled=True`; the new one defaults both to None, which means "
+             "\"what the thread's autocast state says\" (`torch.get_autocast_dtype(\"cuda\")`, "
+             "`torch.is_autocast_cache_enabled()`): inside an outer bfloat16 autocast, or after "
+             "`torch.set_autocast_dtype`, `torch.amp.autocast(\"cuda\")` runs in another precision. The fix "
+             "writes both where the call does not give them; drop them yourself where no code around the call "
+             "sets another dtype. " + _FALLBACK_DOC),
         before="import torch\n\nwith torch.cuda.amp.autocast(use_amp):\n    loss = model(x)\n",
-        after="import torch\n\nwith torch.amp.autocast(\"cuda\", enabled=use_amp):\n    loss = model(x)\n",
+        after=("import torch\n\nwith torch.amp.autocast(\"cuda\", enabled=use_amp, dtype=torch.float16, "
+               "cache_enabled=True):\n    loss = model(x)\n"),
         invalid=(
             "from torch.cuda.amp import autocast\n",
             "import torch.cuda.amp as tca\ntca.autocast()\n",
@@ -168,11 +209,15 @@ RULES = [
         subject="{name}",
         advice=autocast_advice,
         fix=Fix(Grade.SAFE, "torch.amp.autocast(\"cpu\", ...) is what the old name wraps; positional "
-                "arguments become keywords; bare references are left to a person"),
-        doc=("`torch.cpu.amp.autocast` emits a FutureWarning since torch 2.4; it defaults to "
-             "bfloat16, as `torch.amp.autocast(\"cpu\")` does. " + _FALLBACK_DOC),
+                "arguments become keywords and the old defaults the call leaves out (dtype=torch.bfloat16, "
+                "cache_enabled=True) are written, as for APX201; bare references are left to a person"),
+        doc=("`torch.cpu.amp.autocast` emits a FutureWarning since torch 2.4. It always passes "
+             "`dtype=torch.bfloat16, cache_enabled=True`, where `torch.amp.autocast(\"cpu\")` takes both from "
+             "the thread's autocast state (an outer `torch.autocast(\"cpu\", dtype=torch.float16)` makes it "
+             "float16), so the fix writes them where the call does not give them. " + _FALLBACK_DOC),
         before="import torch\n\nwith torch.cpu.amp.autocast():\n    y = model(x)\n",
-        after="import torch\n\nwith torch.amp.autocast(\"cpu\"):\n    y = model(x)\n",
+        after=("import torch\n\nwith torch.amp.autocast(\"cpu\", dtype=torch.bfloat16, cache_enabled=True):\n"
+               "    y = model(x)\n"),
         invalid=("from torch.cpu.amp import autocast as cpu_autocast\nwith cpu_autocast():\n    pass\n",),
         valid=("import torch\nwith torch.amp.autocast(\"cpu\"):\n    pass\n",),
         shim_exempt=True,

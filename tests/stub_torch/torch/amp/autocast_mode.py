@@ -2,26 +2,29 @@ import functools
 
 import torch
 
-_DEFAULT_DTYPES = {"cuda": torch.float16, "cpu": torch.bfloat16}
-
-
 class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         if not isinstance(device_type, str):
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.device = device_type
-        self.fast_dtype = _DEFAULT_DTYPES[device_type] if dtype is None else dtype
+        # None: the thread's state when the object is made (an outer autocast's, set_autocast_dtype's)
+        self.fast_dtype = torch.get_autocast_dtype(device_type) if dtype is None else dtype
         self._enabled = enabled
-        self._cache_enabled = True if cache_enabled is None else cache_enabled
+        self._cache_enabled = torch.is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
 
     def _record(self):
         torch.CALLS.append(("autocast", self.device, self.fast_dtype, self._enabled, self._cache_enabled))
 
     def __enter__(self):
         self._record()
+        self.prev = (torch.get_autocast_dtype(self.device), torch.is_autocast_cache_enabled())
+        torch.set_autocast_dtype(self.device, self.fast_dtype)
+        torch.set_autocast_cache_enabled(self._cache_enabled)
         return self
 
     def __exit__(self, *exc):
+        torch.set_autocast_dtype(self.device, self.prev[0])
+        torch.set_autocast_cache_enabled(self.prev[1])
         return False
 
     def __call__(self, function):
