@@ -157,7 +157,7 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if args.baseline:
         items = new_findings(items, known)
     report.write(items, args.format, out, err, docs=settings.docs_url or report.DOCS, with_statistics=args.statistics,
-                 show_fixes=args.show_fixes)
+                 show_fixes=args.show_fixes, errors=len(errors))
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0

@@ -412,18 +412,30 @@ class Round:
 
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check
-        --output-format json` reports them. Nothing is applied."""
+        --output-format json` and the editor offer them: only plans whose result compiles, the
+        ones `fix` may apply (`fix_text` proves its plans the same way). Nothing is applied."""
         ctx = self.context()
         planned: List[Optional[Plan]] = []
         for finding in self.findings:
             fixed = _plan(ctx, finding)
-            if fixed is not None and fixed.imports:
-                edits = _with_imports(ctx, self.checker, list(fixed.edits), set(fixed.imports))
-                fixed = replace_fields(fixed, edits=tuple(edits))
-            if fixed is not None:
-                fixed = replace_fields(fixed, edits=tuple(self.source.requote(e) for e in fixed.edits))
-            planned.append(fixed)
+            planned.append(fixed if fixed is not None and self.compiles(ctx, fixed) else None)
         return planned
+
+    def finished(self, ctx: FixContext, fixed: Plan) -> Plan:
+        """A plan as it leaves the engine alone: with the imports its code needs, requoted for the
+        f-string it may write into."""
+        edits = list(fixed.edits)
+        if fixed.imports:
+            edits = _with_imports(ctx, self.checker, edits, set(fixed.imports))
+        return replace_fields(fixed, edits=tuple(self.source.requote(e) for e in edits))
+
+    def compiles(self, ctx: FixContext, fixed: Plan) -> bool:
+        """Whether the module compiles with this plan alone applied."""
+        try:
+            compile(self.source.apply(self.finished(ctx, fixed).edits), "<plan>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        return True
 
 
 def _never(line: int, code: str) -> bool:
@@ -448,6 +460,7 @@ def fix_text(
     spliced = False  # the tree is the last round's with the statements the edits are in parsed again
     source: Optional[Source] = None  # the fixed text's
     rounds = 0
+    refused: Set[Plan] = set()  # plans of this text that do not compile alone: never applied nor offered
     while True:
         now = Round.of(result.text, floors, selected, index, tree=tree, source=source)
         ctx = now.context()
@@ -457,6 +470,9 @@ def fix_text(
         result.unsafe = 0
         for finding in now.findings:
             fixed = _plan(ctx, finding)
+            if fixed in refused:
+                ctx.explain(finding.line, f"the fix of {finding.code} would not compile: left to a person")
+                fixed = None
             if fixed is not None and fixed.grade in grades:
                 by_plan.setdefault(fixed, []).append(finding)
             elif fixed is not None and fixed.grade is Grade.UNSAFE:
@@ -490,8 +506,13 @@ def fix_text(
                 except RecursionError:  # a tree converts back within Python's recursion limit; the text need not
                     compile(new_text, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
-            raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
-                           f"line {getattr(error, 'lineno', '?')})") from None
+            alone = {p for p, _ in chosen if not now.compiles(ctx, p)}
+            if not alone:  # each compiles, together they do not: a bug, said as one
+                raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
+                               f"line {getattr(error, 'lineno', '?')})") from None
+            refused |= alone  # the round again without them, on the same text and tree
+            tree, source, spliced = None, now.source, False  # the splice changed the old tree in place
+            continue
         for chosen_plan, fixed_findings in chosen:
             result.fixed += fixed_findings
             released |= chosen_plan.releases

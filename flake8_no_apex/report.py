@@ -94,16 +94,18 @@ def full(items: List[Reported], color: bool = False) -> str:
     return "\n".join(blocks)
 
 
-def summary(items: List[Reported]) -> str:
-    """ruff's closing line: how many findings, how many `fix` and `fix --unsafe-fixes` handle."""
+def summary(items: List[Reported], errors: int = 0) -> str:
+    """ruff's closing line: how many findings, how many `fix` and `fix --unsafe-fixes` handle.
+    A run that could not read every file never says it passed."""
+    unread = f"; {errors} {'file' if errors == 1 else 'files'} could not be checked" if errors else ""
     if not items:
-        return "All checks passed: no findings.\n"
+        return f"No findings in the files checked{unread}.\n" if errors else "All checks passed: no findings.\n"
     safe = sum(1 for r in items if fixable(r))
     unsafe = sum(1 for r in items if r.edits and r.fix_grade == "unsafe")
     parts = [f"{safe} fixable with `flake8-no-apex fix`"] if safe else []
     parts += [f"{unsafe} more with `fix --unsafe-fixes`"] if unsafe else []
     noun = "finding" if len(items) == 1 else "findings"
-    return f"Found {len(items)} {noun}" + (f" ({', '.join(parts)})" if parts else "") + ".\n"
+    return f"Found {len(items)} {noun}" + (f" ({', '.join(parts)})" if parts else "") + f"{unread}.\n"
 
 
 def enumerate_fixes(fixed: Dict[str, Counter], verb: str) -> str:
@@ -327,8 +329,9 @@ def colour(stream) -> bool:
 
 
 def write(items: List[Reported], output_format: str, out, err, docs: str = DOCS, with_statistics: bool = False,
-          show_fixes: bool = False) -> None:
-    """The findings in a format on `out`; for people, the summary line on `err`."""
+          show_fixes: bool = False, errors: int = 0) -> None:
+    """The findings in a format on `out`; for people, the summary line on `err` (`errors`: the
+    files that could not be checked)."""
     if with_statistics and output_format in _STATISTICS:
         out.write(_STATISTICS[output_format](items))
     elif output_format in _FOR_PEOPLE:
@@ -348,4 +351,4 @@ def write(items: List[Reported], output_format: str, out, err, docs: str = DOCS,
                 if fixable(item):
                     fixable_counts.setdefault(item.path, Counter())[item.code] += 1
             out.write(enumerate_fixes(fixable_counts, "`flake8-no-apex fix` would fix"))
-        err.write(summary(items))
+        err.write(summary(items, errors))

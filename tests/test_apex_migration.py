@@ -12,7 +12,9 @@ import pytest
 from pyflakes.api import check as pyflakes_check
 from pyflakes.reporter import Reporter
 
-from flake8_no_apex.fixer import fix_text
+from packaging.version import Version
+
+from flake8_no_apex.fixer import Round, fix_text
 
 SCRIPTS = Path(__file__).parent / "apex_migration"
 MIGRATED_CODES = {"APX001", "APX101", "APX102", "APX103"}
@@ -577,3 +579,45 @@ def test_the_fix_says_how_numerics_change():
             optimizer.step()
         """)
     assert result.notes == [(3, "opt_level O2 (fp16 master weights) became autocast, which keeps fp32 weights")]
+
+
+# Regressions of issue 21: plans at a torch floor below 2.3, and FP16_Optimizer without a scale
+@pytest.mark.parametrize("keywords, scaler", [
+    (', loss_scale=128.0', "torch.cuda.amp.GradScaler(init_scale=128.0)"),
+    (', opt_level=level', 'torch.cuda.amp.GradScaler(enabled=level != "O0")'),
+])
+def test_the_scaler_of_an_old_torch_takes_its_keywords_into_the_parentheses(keywords, scaler):
+    before = f"""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer{keywords})
+        for x in loader:
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """
+    result = fix_text(textwrap.dedent(before), {"torch": Version("2.2")}, unsafe=True)
+    assert f"scaler = {scaler}\n" in result.text
+    assert not result.remaining
+    # check's JSON, the editor and fix share the plan: at that floor too it compiles
+    plans = Round.of(textwrap.dedent(before), {"torch": Version("2.2")}).plans()
+    assert all(p is not None and scaler in "".join(e.text for e in p.edits) for p in plans if p is not None)
+    assert any(p is not None for p in plans)
+
+
+def test_fp16_optimizer_without_a_loss_scale_keeps_apex_default_of_one():
+    """FP16_Optimizer(opt) stopped check, fix and the editor for the whole file (AttributeError)."""
+    result = migrate("""\
+        import torch
+        from apex.fp16_utils import FP16_Optimizer
+
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer = FP16_Optimizer(optimizer)
+        for x in loader:
+            loss = model(x).sum()
+            optimizer.backward(loss)
+            optimizer.step()
+        """)
+    assert 'scaler = torch.amp.GradScaler("cuda", init_scale=1.0)\n' in result.text
+    assert Round.of("from apex.fp16_utils import FP16_Optimizer\noptimizer = FP16_Optimizer(opt)\n", {}).plans()

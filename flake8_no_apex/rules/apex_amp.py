@@ -201,8 +201,8 @@ class _Migration:
         text = self.ctx.spelled[name]
         if torch != "torch":
             text = torch + text[len("torch"):]
-        if keywords:
-            text = text[:-1] + ("" if text.endswith("(") else ", ") + keywords + ")"
+        if keywords:  # into the call's parentheses, after its arguments if it has any
+            text = text[:-1] + ("" if text.endswith("()") else ", ") + keywords + ")"
         return text
 
     # --- the migration ---------------------------------------------------------------------
@@ -447,7 +447,9 @@ class _Migration:
             raise Refused(refusal)
         self.notes.append("apex kept the loss scale fixed; GradScaler starts from it, "
                           "backs off on overflow and grows every 2000 steps")
-        return f"init_scale={self.source.segment(value)}"
+        # apex's own default (a node made here, with no place in the source) is written as it is
+        written = self.source.segment(value) if hasattr(value, "lineno") else ast.unparse(value)
+        return f"init_scale={written}"
 
     def create_scaler(self, finding, statement: ast.stmt, conditions: List[str], scaler_keywords: List[str],
                       kept: List[str]) -> None:
