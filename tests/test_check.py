@@ -81,7 +81,8 @@ def test_json_round_trips_and_carries_fix_edits(tmp_path):
         lines[line - 1] = text[:col - 1] + edit["content"] + text[end_col - 1:]
     fixed = "".join(lines)
     ast.parse(fixed)
-    assert fixed == 'import torch\n\nwith torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, cache_enabled=True):\n    pass\n'
+    assert fixed == ('import torch\n\nwith torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, '
+                     'cache_enabled=True):\n    pass\n')
 
 
 def test_sarif_is_valid_2_1_0_with_rule_metadata(tmp_path):
@@ -254,7 +255,8 @@ def test_pre_commit_hooks(git_repo):
     assert re.search(r"flake8-no-apex \(check\)\.+Failed", result.stdout)
     assert re.search(r"flake8-no-apex \(fix\)\.+Failed", result.stdout) and "files were modified" in result.stdout
     after = (git_repo / "train.py").read_text()
-    assert after != before and 'torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, cache_enabled=True)' in after
+    assert after != before
+    assert 'torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, cache_enabled=True)' in after
     ast.parse(after)
 
 
@@ -468,7 +470,8 @@ def test_check_and_fix_read_standard_input_as_the_named_file(monkeypatch, tmp_pa
     code, out, _ = _with_stdin(monkeypatch, tmp_path, source, "check", "-", "--stdin-display-name", "legacy/a.py")
     assert code == 0 and out == ""  # the name decides the per-file ignores, as in flake8
     code, out, err = _with_stdin(monkeypatch, tmp_path, source, "fix", "-")
-    assert out == 'import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n' and "1 file fixed" in err
+    assert out == 'import torch\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n'
+    assert "1 file fixed" in err
     code, out, err = _with_stdin(monkeypatch, tmp_path, "from apex import amp\n", "fix", "-")
     assert out == "from apex import amp\n" and "stdin:1:18: APX001" in err  # unchanged code still comes out
     requirement = "apex @ git+https://github.com/NVIDIA/apex\n"

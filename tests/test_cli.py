@@ -23,7 +23,8 @@ from flake8_no_apex.files import InputError, compiled_by_python, read, write
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 SAFE_ONLY = "import torch\n\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast(False):\n    pass\n"
 SAFE_FIXED = (
-    'import torch\n\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda", enabled=False, dtype=torch.float16, cache_enabled=True):\n    pass\n'
+    'import torch\n\nscaler = torch.amp.GradScaler("cuda")\n'
+    'with torch.amp.autocast("cuda", enabled=False, dtype=torch.float16, cache_enabled=True):\n    pass\n'
 )
 
 
@@ -180,7 +181,9 @@ def test_mode_encoding_cookie_bom_and_newlines_survive(tmp_path):
         "# -*- coding: latin-1 -*-\r\nimport torch\r\nname = 'café'; s = torch.amp.GradScaler(\"cuda\")\r\n"
     ).encode("latin-1")
     assert stat.S_IMODE(latin.stat().st_mode) == 0o750
-    assert bom.read_bytes() == b'\xef\xbb\xbfimport torch\nwith torch.amp.autocast("cpu", dtype=torch.bfloat16, cache_enabled=True):\n    pass\n'
+    assert bom.read_bytes() == (b'\xef\xbb\xbfimport torch\n'
+                                b'with torch.amp.autocast("cpu", dtype=torch.bfloat16, cache_enabled=True):\n'
+                                b'    pass\n')
     assert not list(tmp_path.glob(".*.tmp"))
 
 

@@ -71,7 +71,8 @@ def programs(draw) -> str:
     around = draw(st.sampled_from(["nothing", "outer_autocast", "set_dtype", "outer_no_cache"]))
     if around != "nothing":
         program = "import torch as _t\n" + {
-            "outer_autocast": "with _t.amp.autocast('cuda', dtype=_t.bfloat16), _t.amp.autocast('cpu', dtype=_t.float16):\n",
+            "outer_autocast": ("with _t.amp.autocast('cuda', dtype=_t.bfloat16), "
+                               "_t.amp.autocast('cpu', dtype=_t.float16):\n"),
             "set_dtype": "_t.set_autocast_dtype('cuda', _t.float32)\nif True:\n",
             "outer_no_cache": "with _t.amp.autocast('cuda', cache_enabled=False):\n",
         }[around] + textwrap.indent(program, "    ")

@@ -27,7 +27,8 @@ def check_unchanged(source: str, **options) -> None:
 def test_import_goes_on_top_of_a_file_that_starts_blank(head):
     body = "def train():\n    from torch.cuda.amp import autocast\n    with autocast():\n        pass\n"
     check_transformed(head + body,
-                      "import torch\n" + head + 'def train():\n    with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n        pass\n')
+                      "import torch\n" + head + 'def train():\n'
+                      '    with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n        pass\n')
 
 
 # 2. imports that bind the same root are not the fix's to remove --------------------------------
@@ -36,7 +37,8 @@ def test_import_goes_on_top_of_a_file_that_starts_blank(head):
 def test_dotted_imports_of_the_same_root_stay(other):
     check_transformed(
         f"{other}\nimport torch\n\nwith torch.cuda.amp.autocast():\n    pass\n",
-        f'{other}\nimport torch\n\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n',
+        f'{other}\nimport torch\n\n'
+        'with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    pass\n',
     )
     check_transformed(
         f"{other}\nfrom torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n",
@@ -344,6 +346,7 @@ def test_a_dotted_import_goes_once_nothing_reaches_its_module():
     check_transformed(
         "import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\n"
         "with torch.cuda.amp.autocast():\n    pass\n",
-        'import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\nwith torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n'
+        'import torch.optim\nimport torch\nopt = torch.optim.SGD([], lr=1)\n'
+        'with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n'
         "    pass\n",
     )

@@ -188,7 +188,8 @@ def test_what_cannot_be_fixed_safely_is_left_and_reported():
 def test_targets_gate_fixes_too():
     source = "import torch\nscaler = torch.cuda.amp.GradScaler()\nwith torch.cuda.amp.autocast():\n    pass\n"
     result = fix_text(source, floors={"torch": Version("2.1")})
-    assert "torch.cuda.amp.GradScaler()" in result.text and 'torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True)' in result.text
+    assert "torch.cuda.amp.GradScaler()" in result.text
+    assert 'torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True)' in result.text
 
 
 def test_noqa_lines_and_shims_are_not_fixed():
