@@ -284,6 +284,23 @@ def test_rename_with_a_computed_precision_is_unsafe():
     assert "pl.plugins.MixedPrecision(args.precision" in fix_text(source, unsafe=True).text
 
 
+@pytest.mark.parametrize("source", [
+    # the issue's reproducer: the Trainer builds MixedPrecision, and the old name is its subclass
+    "from lightning.pytorch.plugins import MixedPrecisionPlugin\n\nplugin = MixedPrecisionPlugin('16-mixed', 'cuda')\n"
+    "if isinstance(trainer.precision_plugin, MixedPrecisionPlugin):\n    pass\n",
+    "import lightning.pytorch as pl\nplugin = pl.plugins.MixedPrecisionPlugin('16-mixed', 'cuda')\n"
+    "ok = isinstance(p, pl.plugins.MixedPrecisionPlugin)\n",
+    "from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\nok = issubclass(cls, NativeMixedPrecisionPlugin)\n",
+    "from lightning.pytorch.plugins import MixedPrecisionPlugin\nsame = type(p) is MixedPrecisionPlugin\n",
+    "from lightning.pytorch.plugins import MixedPrecisionPlugin\nname = MixedPrecisionPlugin.__name__\n",
+    "from lightning.pytorch.plugins import MixedPrecisionPlugin\nclass Mine(MixedPrecisionPlugin):\n    pass\n",
+])
+def test_a_rename_whose_name_is_used_as_a_value_is_unsafe(source):
+    """The old names subclass the new ones: an isinstance check of them changes answer after a rename."""
+    check_unchanged(source)
+    assert fix_text(source, unsafe=True).text != source  # still offered, as unsafe
+
+
 def test_fsdp_renames_drop_the_device_fsdp_precision_does_not_take():
     """FSDPPrecision(precision, scaler): `FSDPPrecision("16-mixed", "cuda")` raises ValueError in Lightning 2.6."""
     check_transformed(

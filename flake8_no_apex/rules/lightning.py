@@ -127,6 +127,8 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
         if alias.asname is None:
             edits.append(replace(ctx.source, use, new))
         call = ctx.calls.get(id(use))
+        if call is None:  # a value (isinstance, issubclass, a base class, __name__): see _IDENTITY
+            grade = Grade.UNSAFE
         device = _device_argument(ctx, call, old, new)
         if device is None:
             return None  # the new class would be called with an argument it does not take
@@ -136,6 +138,15 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
         else:
             edits += arguments + device
     return plan(edits, grade)
+
+
+# Lightning's deprecated precision names are subclasses of the new classes (1.9's
+# NativeMixedPrecisionPlugin of MixedPrecisionPlugin, 2.2+'s MixedPrecisionPlugin of MixedPrecision),
+# and the Trainer builds the new class: `isinstance(trainer.precision_plugin, Old)` is False before the
+# rename and True after it.
+_IDENTITY = ("; a module that uses the name as a value (isinstance, issubclass, a base class, `__name__`) "
+             "gets it as unsafe: the old name is a subclass of the new one, which the Trainer builds, so an "
+             "isinstance check of it changes answer")
 
 
 def fix_rename(ctx, finding) -> Optional[Plan]:
@@ -157,7 +168,9 @@ def fix_rename(ctx, finding) -> Optional[Plan]:
             return None
         arguments = _precision_argument(ctx, call, new)
         edits = [rename_attribute(ctx.source, site.node, new), *device, *(arguments or [])]
-        return plan(edits, Grade.SAFE if arguments is not None else Grade.UNSAFE)
+        # a value here, or elsewhere in the module (`isinstance(p, pl.plugins.Old)`): see _IDENTITY
+        identity = call is None or (finding.code, old) in ctx.uncalled
+        return plan(edits, Grade.SAFE if arguments is not None and not identity else Grade.UNSAFE)
     # a Name: fixed together with the import that binds it
     statement = getattr(site.binding, "statement", None)
     alias = next((a for a in getattr(statement, "names", ()) if a.name == old and a.asname is None), None)
@@ -432,7 +445,7 @@ RULES = [
         subject="{name}",
         advice="use {replacement}",
         fix=Fix(Grade.SAFE, "a rename to the class that replaced it, with its import and every use, and a "
-                "literal precision argument in the 2.0 spelling; a computed one makes it unsafe"),
+                "literal precision argument in the 2.0 spelling; a computed one makes it unsafe" + _IDENTITY),
         doc=("Lightning 1.9 renamed `NativeMixedPrecisionPlugin` to `MixedPrecisionPlugin` (now "
              "`MixedPrecision`) and deprecated the FairScale sharded variants; 2.0 removed the old "
              "names. Lite's `NativeMixedPrecision` became Fabric's `MixedPrecision` in 1.9."),
@@ -453,7 +466,7 @@ RULES = [
                                      ("2.1.0", "use {replacement} without the device argument"))),
         fix=Fix(Grade.SAFE, "a rename to the class that replaced it; the device argument, which "
                 "FSDPPrecision (2.1.1) and FSDPPrecisionPlugin (2.1.0) do not take, is dropped when it is "
-                "a constant or a name, and a literal precision is converted to the 2.0 spelling"),
+                "a constant or a name, and a literal precision is converted to the 2.0 spelling" + _IDENTITY),
         doc=("Lightning 2.0 renamed the native FSDP precision plugin to `FSDPMixedPrecisionPlugin` "
              "without a deprecation period (same parameters: precision, device, scaler); 2.1.0 replaced that "
              "with `FSDPPrecisionPlugin(precision, scaler)` and 2.1.1 renamed it `FSDPPrecision`. "
@@ -473,7 +486,7 @@ RULES = [
         subject="{name}",
         advice="use {replacement} without the device argument",
         fix=Fix(Grade.SAFE, "the deprecated class passes precision and scaler on to the new one and ignores "
-                "the device; the device argument is dropped when it is a constant or a name"),
+                "the device; the device argument is dropped when it is a constant or a name" + _IDENTITY),
         doc=("`FSDPMixedPrecisionPlugin(precision, device, scaler)` warns since Lightning 2.1.0, where "
              "`FSDPPrecisionPlugin(precision, scaler)` replaced it (renamed `FSDPPrecision` in 2.1.1). It "
              "still works through a shim that drops the device."),
@@ -492,7 +505,7 @@ RULES = [
         subject="{name}",
         advice="use {replacement}",
         fix=Fix(Grade.SAFE, "the old name is an alias (2.1.1) or a subclass shim (2.2.0 on) of the new one, "
-                "with the same parameters"),
+                "with the same parameters" + _IDENTITY),
         doc=("Lightning 2.1.1 renamed the precision classes with a `Plugin` suffix and kept the old names "
              "as silent aliases; from 2.2.0 they are shims that warn. Code that must run on 2.1.0 or older "
              "keeps the old names (the new ones do not exist there)."),
