@@ -352,7 +352,10 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
     from .engine import Session
 
+    from .project import ProjectImports
+
     session = Session(settings)
+    session.project = ProjectImports([c.path for c in candidates if not c.stdin])
     for error in summary.errors:
         print(f"flake8-no-apex: {error}", file=err)
     roots = [Path(os.path.realpath(name)) for name in names]

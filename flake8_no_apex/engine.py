@@ -21,6 +21,7 @@ from .edits import Source
 from .files import YAML_SUFFIXES, Decoded, MalformedFile, compiled_by_python, is_dependency_file
 from .fixer import FixResult, Round, fix_text, noqa_lines
 from .prefilter import Prefilter, default as default_prefilter
+from .project import ProjectImports
 from .table import Finding, Floors, Grade, Plan
 from .targets import Detector, Targets, parse_option
 
@@ -94,6 +95,7 @@ class Session:
         self.index = index or default_index()
         self.prefilter = prefilter or default_prefilter()
         self.detect = Detector()
+        self.project: Optional[ProjectImports] = None  # the other modules of the run, for `fix`
 
     def targets(self, path: Path) -> Targets:
         return self.explicit or self.detect(str(path))
@@ -165,14 +167,16 @@ class Session:
     # --- fixing ----------------------------------------------------------------------------
     def fix(self, document: Document, unsafe: bool = False) -> FixResult:
         """The document with every fix its grade allows applied; raises AnalysisError, or
-        FixError when the fixed text would not compile."""
+        FixError when the fixed text would not compile. Names that other modules of the run
+        (`project`) import from it keep their imports."""
         if document.read_as == PYTHON:
             if not self.prefilter.may_match(document.text):
                 _syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
                 return FixResult(document.text)
+            exported = self.project.exported(document.path) if self.project is not None else _nothing
             with _analysing():
                 return fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
-                                unsafe, self.index)
+                                unsafe, self.index, exported)
         return self._fix_once(document, unsafe)
 
     def _fix_once(self, document: Document, unsafe: bool) -> FixResult:
@@ -198,6 +202,10 @@ class Session:
 
 def _every_code(code: str) -> bool:
     return True
+
+
+def _nothing(name: str) -> bool:
+    return False
 
 
 @contextmanager

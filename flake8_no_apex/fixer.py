@@ -295,12 +295,13 @@ def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
     return blocks
 
 
-def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[ImportKey]) -> List[Plan]:
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[ImportKey],
+                    exported: Callable[[str], bool]) -> List[Plan]:
     """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
-    be a re-export; one inside `try:` is a probe; one named in `__all__` or a string annotation
-    is still used; `import a.b` also loads `a.b`, so it stays while code still reaches `a.b`
-    through another import of `a`: all of these stay. A block whose every statement goes keeps
-    a `pass`."""
+    be a re-export; one that another module of the run imports from this one (`exported`) is
+    one; one inside `try:` is a probe; one named in `__all__` or a string annotation is still
+    used; `import a.b` also loads `a.b`, so it stays while code still reaches `a.b` through
+    another import of `a`: all of these stay. A block whose every statement goes keeps a `pass`."""
     if not released:  # no fix rewrote a use: no import can have lost its last one
         return []
     guarded: Optional[Set[int]] = None
@@ -309,6 +310,9 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
     for key, alias, statement, binding in _import_keys(checker):
         name = alias.asname or alias.name.split(".")[0]
         if binding.uses or key not in used_before or name not in released or name in ctx.named_in_strings:
+            continue
+        if exported(name):
+            ctx.explain(alias.lineno, f"the import of {name} stays: another module of this run imports it from here")
             continue
         guarded = _in_try(ctx.tree) if guarded is None else guarded
         if id(statement) in guarded:
@@ -448,9 +452,11 @@ def fix_text(
     selected: Callable[[str], bool] = lambda code: True,
     unsafe: bool = False,
     index: Optional[RuleIndex] = None,
+    exported: Callable[[str], bool] = lambda name: False,
 ) -> FixResult:
     """Fix every selected finding whose grade allows it; raise FixError if a round's
-    result would not compile, or if the fixes have not settled after the last round."""
+    result would not compile, or if the fixes have not settled after the last round.
+    `exported`: whether other modules import a name from this one (its import then stays)."""
     floors = dict(floors or {})
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
     result = FixResult(text)
@@ -477,7 +483,7 @@ def fix_text(
                 by_plan.setdefault(fixed, []).append(finding)
             elif fixed is not None and fixed.grade is Grade.UNSAFE:
                 result.unsafe += 1
-        for cleanup in _unused_imports(ctx, now.checker, released, used_before):
+        for cleanup in _unused_imports(ctx, now.checker, released, used_before, exported):
             by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:

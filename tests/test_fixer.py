@@ -290,7 +290,8 @@ def test_rename_with_a_computed_precision_is_unsafe():
     "if isinstance(trainer.precision_plugin, MixedPrecisionPlugin):\n    pass\n",
     "import lightning.pytorch as pl\nplugin = pl.plugins.MixedPrecisionPlugin('16-mixed', 'cuda')\n"
     "ok = isinstance(p, pl.plugins.MixedPrecisionPlugin)\n",
-    "from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\nok = issubclass(cls, NativeMixedPrecisionPlugin)\n",
+    "from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\n"
+    "ok = issubclass(cls, NativeMixedPrecisionPlugin)\n",
     "from lightning.pytorch.plugins import MixedPrecisionPlugin\nsame = type(p) is MixedPrecisionPlugin\n",
     "from lightning.pytorch.plugins import MixedPrecisionPlugin\nname = MixedPrecisionPlugin.__name__\n",
     "from lightning.pytorch.plugins import MixedPrecisionPlugin\nclass Mine(MixedPrecisionPlugin):\n    pass\n",

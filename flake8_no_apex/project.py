@@ -1,0 +1,110 @@
+"""What the other modules of a run import from a module: names a fix must not take away.
+
+`pkg/utils.py` does `from torch.cuda.amp import autocast` and uses it; `pkg/other.py` does
+`from pkg.utils import autocast`. Rewriting the use in utils.py leaves its import unused, and
+removing it breaks `import pkg.other`. `ProjectImports` answers "does another module of the run
+reach this name through this module?" by reading, lazily, only the modules whose text holds the
+name as a word, and parsing each of those once.
+
+A module is known by every dotted suffix of its path (`a/pkg/utils.py` is `utils`, `pkg.utils`,
+`a.pkg.utils`), since which directory is on `sys.path` is not known here: a match of any suffix
+keeps the name (keeping an import is always safe; removing one is not).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+from .files import InputError, read
+
+_STAR_IMPORT = re.compile(r"import\s*\*")
+
+
+def dotted_suffixes(path: Path) -> Set[str]:
+    """Every dotted name the module at `path` may be imported by (a package by its directory)."""
+    parts = list(path.with_suffix("").parts)
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    parts = [p for p in parts if p not in ("/", "")]
+    return {".".join(parts[i:]) for i in range(len(parts)) if all(p.isidentifier() for p in parts[i:])}
+
+
+class ProjectImports:
+    """The imports of the Python files of one run, read on demand."""
+
+    def __init__(self, paths: Sequence[Path]):
+        self.paths = [Path(p).resolve() for p in paths if str(p).endswith(".py")]
+        self._texts: Dict[Path, Optional[str]] = {}
+        self._reads: Dict[Path, Optional[List[Tuple[str, Set[str], bool]]]] = {}
+
+    def exported(self, path: Path) -> Callable[[str], bool]:
+        """For the module at `path`: whether another module of the run imports a name from it."""
+        me = Path(path).resolve()
+        names = dotted_suffixes(me)
+        answers: Dict[str, bool] = {}
+
+        def imported(name: str) -> bool:
+            if name not in answers:
+                answers[name] = any(self._imports(other, me, names, name) for other in self.paths if other != me)
+            return answers[name]
+
+        return imported
+
+    def _text(self, path: Path) -> Optional[str]:
+        if path not in self._texts:
+            try:
+                self._texts[path] = read(path).text
+            except InputError:
+                self._texts[path] = None
+        return self._texts[path]
+
+    def _imports(self, other: Path, me: Path, names: Set[str], name: str) -> bool:
+        text = self._text(other)
+        if text is None or name not in text and not _STAR_IMPORT.search(text):
+            return False  # it cannot name it: not parsed
+        for module, imported, attributes in self._read(other) or ():
+            if module in names or self._relative(other, module) == me:
+                if name in imported or "*" in imported and not name.startswith("_"):
+                    return True
+                if attributes and re.search(rf"\.\s*{re.escape(name)}\b", text):
+                    return True  # `import pkg.utils` ... `pkg.utils.autocast`
+        return False
+
+    def _read(self, path: Path) -> Optional[List[Tuple[str, Set[str], bool]]]:
+        """(module, names taken from it, whether it is bound as a module) of each import."""
+        if path not in self._reads:
+            text = self._text(path)
+            try:
+                tree = ast.parse(text or "")
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._reads[path] = None
+                return None
+            found: List[Tuple[str, Set[str], bool]] = []
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    found += [(alias.name, set(), True) for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    module = "." * (node.level or 0) + (node.module or "")
+                    found.append((module, {alias.name for alias in node.names}, False))
+                    # `from pkg import utils`: the module utils, whose attributes it may read
+                    prefix = module if module.endswith(".") else module + "."
+                    found += [(prefix + alias.name, set(), True) for alias in node.names if alias.name != "*"]
+            self._reads[path] = found
+        return self._reads[path]
+
+    @staticmethod
+    def _relative(importer: Path, module: str) -> Optional[Path]:
+        """The file a relative import (`.utils`, `..pkg.utils`) of `importer` means, if it is one."""
+        level = len(module) - len(module.lstrip("."))
+        if not level:
+            return None
+        base = importer.parent
+        for _ in range(level - 1):
+            base = base.parent
+        target = base.joinpath(*[p for p in module[level:].split(".") if p])
+        for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+            if candidate.exists():
+                return candidate.resolve()
+        return None
