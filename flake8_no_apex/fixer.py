@@ -65,14 +65,37 @@ class FixContext:
         return {id(d) for n in walk(self.tree) for d in getattr(n, "decorator_list", ())}
 
     @cached_property
+    def annotations(self) -> Set[int]:
+        """ids of the nodes inside annotations (of parameters, returns and variables): a name
+        read there is a type hint, whatever class it names (on demand: a walk of the whole tree)."""
+        inside: Set[int] = set()
+        for node in walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = node.args
+                hints = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                                arguments.vararg, arguments.kwarg) if a is not None]
+                hints.append(node.returns)
+            elif isinstance(node, ast.AnnAssign):
+                hints = [node.annotation]
+            else:
+                continue
+            inside.update(id(n) for hint in hints if hint is not None for n in walk(hint))
+        return inside
+
+    @cached_property
     def uncalled(self) -> Set[Tuple[str, str]]:
-        """(code, name) of deprecated names the module uses as values, not calls: `isinstance(s,
-        torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by a fixed call."""
+        """(code, name) of deprecated names the module uses as values, not calls nor type hints:
+        `isinstance(s, torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by
+        a fixed call."""
         return {
             (f.code, f.site.name.rsplit(".", 1)[-1]) for f in self.findings
             if not isinstance(f.site.node, (ast.alias, ast.ImportFrom)) and id(f.site.node) not in self.decorators
-            and (f.site.call is None or f.site.call.func is not f.site.node)
+            and (f.site.call is None or f.site.call.func is not f.site.node) and not self.is_hint(f.site.node)
         }
+
+    def is_hint(self, node: ast.AST) -> bool:
+        """Whether a reference is (part of) an annotation."""
+        return id(node) in self.annotations
 
     def binds(self, name: str) -> bool:
         """Whether the module binds `name` anywhere."""

@@ -302,6 +302,23 @@ def test_a_rename_whose_name_is_used_as_a_value_is_unsafe(source):
     assert fix_text(source, unsafe=True).text != source  # still offered, as unsafe
 
 
+def test_a_type_hint_of_a_renamed_class_does_not_make_its_rename_unsafe():
+    check_transformed(
+        "from lightning.pytorch.plugins import MixedPrecisionPlugin\n\n"
+        "def build(p: MixedPrecisionPlugin = None) -> MixedPrecisionPlugin:\n"
+        "    made: MixedPrecisionPlugin = MixedPrecisionPlugin('16-mixed', 'cuda')\n    return made\n",
+        "from lightning.pytorch.plugins import MixedPrecision\n\n"
+        "def build(p: MixedPrecision = None) -> MixedPrecision:\n"
+        "    made: MixedPrecision = MixedPrecision('16-mixed', 'cuda')\n    return made\n",
+    )
+    check_transformed("import torch\nfrom typing import Optional\n\n"
+                      "def f(s: Optional[torch.cuda.amp.GradScaler] = None):\n"
+                      "    return torch.cuda.amp.GradScaler()\n",
+                      "import torch\nfrom typing import Optional\n\n"
+                      "def f(s: Optional[torch.cuda.amp.GradScaler] = None):\n"
+                      "    return torch.amp.GradScaler(\"cuda\")\n")
+
+
 def test_fsdp_renames_drop_the_device_fsdp_precision_does_not_take():
     """FSDPPrecision(precision, scaler): `FSDPPrecision("16-mixed", "cuda")` raises ValueError in Lightning 2.6."""
     check_transformed(

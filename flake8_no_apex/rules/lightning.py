@@ -127,7 +127,7 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
         if alias.asname is None:
             edits.append(replace(ctx.source, use, new))
         call = ctx.calls.get(id(use))
-        if call is None:  # a value (isinstance, issubclass, a base class, __name__): see _IDENTITY
+        if call is None and not ctx.is_hint(use):  # a value (isinstance, a base class, __name__): _IDENTITY
             grade = Grade.UNSAFE
         device = _device_argument(ctx, call, old, new)
         if device is None:
@@ -169,7 +169,7 @@ def fix_rename(ctx, finding) -> Optional[Plan]:
         arguments = _precision_argument(ctx, call, new)
         edits = [rename_attribute(ctx.source, site.node, new), *device, *(arguments or [])]
         # a value here, or elsewhere in the module (`isinstance(p, pl.plugins.Old)`): see _IDENTITY
-        identity = call is None or (finding.code, old) in ctx.uncalled
+        identity = call is None and not ctx.is_hint(site.node) or (finding.code, old) in ctx.uncalled
         return plan(edits, Grade.SAFE if arguments is not None and not identity else Grade.UNSAFE)
     # a Name: fixed together with the import that binds it
     statement = getattr(site.binding, "statement", None)
