@@ -285,12 +285,18 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
 
     path, stdin = candidate.path, candidate.stdin
     decoded = read(path, stdin)
+    document = Document(path, decoded.text, named=candidate.named, on_disk=decoded)
     try:
-        result = session.fix(Document(path, decoded.text, named=candidate.named, on_disk=decoded),
-                             unsafe=args.unsafe_fixes)
+        result = session.fix(document, unsafe=args.unsafe_fixes)
     except AnalysisError as error:
         raise InputError(_located_error(path, error)) from None
-    except FixError as error:
+    except FixError as error:  # the file stays as it is: each of its findings still needs a person
+        left = session.analyse(document).findings
+        for finding in left:
+            print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}", file=report_to)
+        summary.manual += len(left)
+        if stdin and not args.diff:
+            out.write(decoded.text)
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(session.targets(path).floors) if result.remaining else {}  # for the recipes
     on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None

@@ -510,3 +510,35 @@ def test_python_s_warnings_about_the_code_read_are_not_printed(tmp_path):
         assert "APX203" in result.stdout + result.stderr or command[0] == "fix"
         assert "Warning" not in result.stderr, (command, result.stderr)
     assert 'torch.amp.GradScaler("cuda")' in (tmp_path / "a.py").read_text()
+
+
+def test_a_file_whose_fix_is_refused_still_lists_and_counts_its_findings(tmp_path, monkeypatch):
+    """Fault injection: a fixer that never settles (each round rewrites the call to itself) makes
+    fix refuse the file; its findings are still listed and counted, beside the other files'."""
+    import io
+
+    from flake8_no_apex import fixer
+    from flake8_no_apex.cli import parser
+    from flake8_no_apex.rules import RULES
+
+    rule = next(r for r in RULES if r.code == "APX201")
+
+    def restless(ctx, finding):
+        start, end = ctx.source.span(finding.site.node)
+        return fixer.plan([fixer.TextEdit(start, end, ctx.source.text[start:end])], fixer.Grade.SAFE)
+
+    original = rule.fixer
+    object.__setattr__(rule, "fixer", restless)  # rows are frozen; swap the fixer for this test only
+    (tmp_path / "a.py").write_text("import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+    (tmp_path / "b.py").write_text("from apex import amp\n")
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.chdir(tmp_path)
+    try:
+        args = parser().parse_args(["fix", "a.py", "b.py"])
+        code = args.run(args, out=out, err=err)
+    finally:
+        object.__setattr__(rule, "fixer", original)
+    assert code == 2
+    assert "a.py:2:6: APX201 " in out.getvalue() and "b.py:1:18: APX001 " in out.getvalue()
+    assert "a.py: not fixed, the fixes of APX201 still changed the code" in err.getvalue()
+    assert err.getvalue().rstrip().endswith("0 files fixed (0 fixes), 2 findings need manual changes")
