@@ -329,9 +329,24 @@ def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
         ends = [edit.end]
         while (match := _BLANK_LINE.match(source.text, ends[-1])) and match.end() > ends[-1]:
             ends.append(match.end())
-        drop = len(ends) - 1 if edit.start == 0 else min(len(ends) - 1, _blank_lines_before(source.text, edit.start))
+        first = edit.start == 0 or _opens_block(source.text, edit.start, indentation)
+        drop = len(ends) - 1 if first else min(len(ends) - 1, _blank_lines_before(source.text, edit.start))
         edit = TextEdit(edit.start, ends[drop], "")
     return edit
+
+
+def _opens_block(text: str, offset: int, indentation: str) -> bool:
+    """Whether the line starting at `offset`, indented by `indentation`, is indented deeper than
+    the last non-blank line before it: the first statement of a block, whose blank lines after
+    it would start the block once it goes."""
+    end = offset
+    while end > 0:
+        start = text.rfind("\n", 0, end - 1) + 1
+        line = text[start:end]
+        if line.strip():
+            return len(indentation) > len(line) - len(line.lstrip(" \t"))
+        end = start
+    return False
 
 
 def _blank_lines_before(text: str, offset: int) -> int:

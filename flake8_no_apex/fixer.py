@@ -13,7 +13,6 @@ import io
 import os
 import re
 import sys
-from collections import Counter
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from functools import cached_property, lru_cache
@@ -263,34 +262,53 @@ def _collides(accepted: List[TextEdit], edit: TextEdit) -> bool:
     return any(_overlaps(edit, accepted[i]) for i in (at - 1, at) if 0 <= i < len(accepted))
 
 
-def _in_try(tree: ast.Module) -> Set[int]:
-    """Statements inside a `try:` body: removing an import there changes which branch runs."""
-    inside: Set[int] = set()
+def _in_try(tree: ast.Module) -> Dict[int, ast.stmt]:
+    """Statements inside a `try:` body -> that try: removing an import there changes which
+    branch runs, unless the try only guards imports with handlers that only raise (`raising_guard`)."""
+    inside: Dict[int, ast.stmt] = {}
     for node in walk(tree):
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
-            inside.update(id(n) for stmt in node.body for n in walk(stmt))
+            inside.update((id(n), node) for stmt in node.body for n in walk(stmt))
     return inside
 
 
-ImportKey = Tuple[str, Optional[str], int, str, Optional[str], int]
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
-def _import_keys(checker: Checker) -> List[Tuple[ImportKey, ast.alias, ast.stmt, object]]:
-    """Each imported name with a key that survives edits elsewhere: the statement's kind,
-    module and level, the name and alias, and its ordinal among identical imports."""
-    seen: Counter = Counter()
-    keyed = []
-    for alias, statement, binding in checker.imports:
-        base = (type(statement).__name__, getattr(statement, "module", None), getattr(statement, "level", 0) or 0,
-                alias.name, alias.asname)
-        keyed.append(((*base, seen[base]), alias, statement, binding))
-        seen[base] += 1
-    return keyed
+def raising_guard(statement: ast.stmt) -> bool:
+    """`try: from torch.cuda.amp import autocast` / `except ImportError: raise ...`: a try of
+    imports alone whose every handler catches an import error and only raises. An import there
+    whose uses were rewritten can go (with the try, once it guards nothing): on every release the
+    fix targets the import succeeds, so no other branch ever ran."""
+    if not isinstance(statement, ast.Try) or statement.orelse or statement.finalbody:
+        return False
+    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in statement.body):
+        return False
+    for handler in statement.handlers:
+        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not all(isinstance(c, ast.Name) and c.id in _IMPORT_ERRORS for c in caught):
+            return False
+        if not all(isinstance(s, ast.Raise) for s in handler.body):
+            return False
+    return bool(statement.handlers)
 
 
-def used_imports(checker: Checker) -> Set[ImportKey]:
-    """The imports a module reads: only these may go once fixes rewrote their last use."""
-    return {key for key, _, _, binding in _import_keys(checker) if binding.uses}
+def _import_keys(checker: Checker, source: Source, origin: Callable[[int], int]
+                 ) -> List[Tuple[int, ast.alias, ast.stmt, object]]:
+    """Each imported name with a key that survives the edits of earlier rounds: where it stood
+    in the text before the fixes (`origin` maps an offset of the current text back there; an
+    import a fix wrote maps to the start of its edit, never an imported name's place)."""
+    return [(origin(source.span(alias)[0]), alias, statement, binding)
+            for alias, statement, binding in checker.imports]
+
+
+def used_imports(checker: Checker, source: Source) -> Set[int]:
+    """The imports a module reads (by their place): only these may go once fixes rewrote their last use."""
+    return {key for key, _, _, binding in _import_keys(checker, source, _same) if binding.uses}
+
+
+def _same(offset: int) -> int:
+    return offset
 
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -318,8 +336,8 @@ def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
     return blocks
 
 
-def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[ImportKey],
-                    exported: Callable[[str], bool]) -> List[Plan]:
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[int],
+                    exported: Callable[[str], bool], origin: Callable[[int], int]) -> List[Plan]:
     """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
     be a re-export; one that another module of the run imports from this one (`exported`) is
     one; one inside `try:` is a probe; one named in `__all__` or a string annotation is still
@@ -327,10 +345,11 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
     another import of `a`: all of these stay. A block whose every statement goes keeps a `pass`."""
     if not released:  # no fix rewrote a use: no import can have lost its last one
         return []
-    guarded: Optional[Set[int]] = None
+    guarded: Optional[Dict[int, ast.stmt]] = None
     reached = None
     removable = {}
-    for key, alias, statement, binding in _import_keys(checker):
+    guards: Dict[int, ast.stmt] = {}  # raising guards whose imports may go
+    for key, alias, statement, binding in _import_keys(checker, ctx.source, origin):
         name = alias.asname or alias.name.split(".")[0]
         if binding.uses or key not in used_before or name not in released or name in ctx.named_in_strings:
             continue
@@ -339,13 +358,24 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
             continue
         guarded = _in_try(ctx.tree) if guarded is None else guarded
         if id(statement) in guarded:
-            continue
+            guard = guarded[id(statement)]
+            if not raising_guard(guard):
+                continue
+            guards[id(guard)] = guard
         if isinstance(statement, ast.Import) and "." in alias.name and not alias.asname:
             reached = _dotted_references(ctx.tree) if reached is None else reached
             if any(chain == alias.name or chain.startswith(alias.name + ".") for chain in reached):
                 continue
         removable[id(alias)] = (alias, statement)
     whole = {id(s): s for _, s in removable.values() if all(id(other) in removable for other in s.names)}
+    for guard in guards.values():  # a raising guard that would guard nothing goes as a whole
+        if all(id(statement) in whole for statement in guard.body):
+            for statement in guard.body:
+                for alias in statement.names:
+                    del removable[id(alias)]
+                del whole[id(statement)]
+            whole[id(guard)] = guard
+            removable[id(guard)] = (None, guard)
     blocks = _blocks(ctx.tree) if whole else {}  # a walk of the whole module: only for whole statements
     kept_as_pass = set()
     for statement in whole.values():
@@ -484,7 +514,7 @@ def fix_text(
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
     result = FixResult(text)
     released: Set[str] = set()
-    used_before: Optional[Set[ImportKey]] = None
+    used_before: Optional[Set[int]] = None
     tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled or spliced from the last
     spliced = False  # the tree is the last round's with the statements the edits are in parsed again
     source: Optional[Source] = None  # the fixed text's
@@ -494,7 +524,7 @@ def fix_text(
         now = Round.of(result.text, floors, selected, index, tree=tree, source=source)
         ctx = now.context()
         if used_before is None:
-            used_before = used_imports(now.checker)
+            used_before = used_imports(now.checker, now.source)
         by_plan: Dict[Plan, List[Finding]] = {}
         result.unsafe = 0
         for finding in now.findings:
@@ -506,7 +536,7 @@ def fix_text(
                 by_plan.setdefault(fixed, []).append(finding)
             elif fixed is not None and fixed.grade is Grade.UNSAFE:
                 result.unsafe += 1
-        for cleanup in _unused_imports(ctx, now.checker, released, used_before, exported):
+        for cleanup in _unused_imports(ctx, now.checker, released, used_before, exported, result.original_offset):
             by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:
