@@ -65,7 +65,6 @@ class Cache:
         self.described = description(settings, fixes)
         # a checksum names the file (binascii: hashlib would load OpenSSL); the description inside decides
         self.file = directory / f"{binascii.crc32(self.described.encode()):08x}.json"
-        self.explicit_targets = settings.targets.strip() not in ("", "auto")
         self.detect = Detector()
         self._by_directory: Dict[str, Optional[list]] = {}
         self._by_root: Dict[Path, list] = {}
@@ -88,8 +87,6 @@ class Cache:
 
     def _metadata(self, path: Path) -> Optional[list]:
         """Where the file's version targets come from, as a comparable value (once per directory)."""
-        if self.explicit_targets:
-            return None
         directory = os.path.dirname(path)
         if directory not in self._by_directory:
             self._by_directory[directory] = self._stamps(path)

@@ -128,8 +128,11 @@ class Checker(ScopeVisitor):
         self.index = index or default_index()
         self.floors = dict(floors or {})
         self.findings: Dict[Tuple[int, int, str], Finding] = {}
+        # what the version targets hide: a project on older releases cannot act on it yet
+        self.hidden: Dict[Tuple[int, int, str], Finding] = {}
         self.imported: set = set()  # libraries the module imports
-        self._pending: List[Tuple[str, Finding]] = []  # reported only if the library is imported
+        # reported only if the library is imported: (library, finding, hidden by the targets)
+        self._pending: List[Tuple[str, Finding, bool]] = []
         self._bare_roots: List[Tuple[ast.AST, ast.alias]] = []
         self._root_uses: Dict[str, List[str]] = defaultdict(list)
         self.calls: Dict[int, ast.Call] = {}  # callee node id -> its call
@@ -138,26 +141,33 @@ class Checker(ScopeVisitor):
     def check(self, tree: ast.AST) -> List[Finding]:
         self.run(tree)
         self._finish_bare_roots()
-        for library, finding in self._pending:
+        for library, finding, hidden in self._pending:
             if library in self.imported:
-                self._add(finding)
+                self._add(finding, hidden)
+        for key in self.findings.keys() & self.hidden.keys():  # a place another row reports is no hidden one
+            del self.hidden[key]
         return sorted(self.findings.values(), key=lambda f: (f.line, f.col, f.code))
 
+    def hidden_findings(self) -> List[Finding]:
+        """What the rules would report but the version targets hide (after `check`)."""
+        return sorted(self.hidden.values(), key=lambda f: (f.line, f.col, f.code))
+
     # --- reporting --------------------------------------------------------------------
-    def _add(self, finding: Finding) -> None:
-        self.findings.setdefault((finding.line, finding.col, finding.code), finding)
+    def _add(self, finding: Finding, hidden: bool = False) -> None:
+        (self.hidden if hidden else self.findings).setdefault((finding.line, finding.col, finding.code), finding)
 
     def report(self, rule: Rule, site: Site, position: Tuple[int, int], library: Optional[str] = None) -> None:
-        if (self.in_fallback and rule.shim_exempt) or not rule.applies(self.floors):
+        if self.in_fallback and rule.shim_exempt:
             return
-        if rule.fixer is not None:
+        hidden = not rule.applies(self.floors)
+        if rule.fixer is not None and not hidden:
             names = {module: self.name_for(module, position) for module in rule.fix_modules}
             site = replace(site, module_names=names, shim=bool(self.in_dual_path))
         finding = Finding(*position, rule.code, rule.message(site, self.floors), rule, site)
         if library is None:
-            self._add(finding)
+            self._add(finding, hidden)
         else:
-            self._pending.append((library, finding))
+            self._pending.append((library, finding, hidden))
 
     # --- imports ----------------------------------------------------------------------
     def _imported(self, module: Optional[str]) -> None:

@@ -38,7 +38,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
     if given:
         settings.update(given, "command line")
     if args.apex_target_versions is not None:
-        settings.targets = args.apex_target_versions
+        settings.targets, settings.targets_source = args.apex_target_versions, "--apex-target-versions"
     try:
         settings.validate()
         selector = settings.selector()
@@ -140,7 +140,8 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     fixes = report.shows_fixes(args.format)
     cache = None if args.no_cache or args.show_targets else Cache(Path(args.cache_dir), settings, fixes)
     outcomes = _checked(candidates, settings, fixes, args.jobs, cache)
-    items = [item for found, _, _ in outcomes for item in found]
+    items = [item for found, _, _ in outcomes for item in found if not item.hidden_by]
+    hidden = [item for found, _, _ in outcomes for item in found if item.hidden_by]
     errors += [error for _, error, _ in outcomes if error]
     for error in errors:
         print(f"flake8-no-apex: {error}", file=err)
@@ -158,6 +159,7 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         items = new_findings(items, known)
     report.write(items, args.format, out, err, docs=settings.docs_url or report.DOCS, with_statistics=args.statistics,
                  show_fixes=args.show_fixes, errors=len(errors))
+    err.write(report.hidden_line(hidden))
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0

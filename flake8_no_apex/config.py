@@ -46,6 +46,7 @@ class Settings:
         self.exclude = list(exclude)
         self.extend_exclude = list(extend_exclude)
         self.targets = targets
+        self.targets_source = "--apex-target-versions"  # or the config file that set them
         self.sources: List[str] = []  # the config files read
 
     def update(self, values: Dict[str, object], source: str) -> None:
@@ -55,6 +56,7 @@ class Settings:
                 continue
             if key == "apex-target-versions":
                 self.targets = str(value).strip()
+                self.targets_source = f"apex-target-versions in {source}"
             elif key == "docs-url":
                 self.docs_url = str(value).strip()
             elif key == "per-file-ignores":

@@ -70,6 +70,7 @@ class Analysis:
     findings: List[Finding]
     floors: Floors
     planner: Optional[Callable[[], List[Optional[Plan]]]] = field(default=None, repr=False)
+    hidden: List[Finding] = field(default_factory=list)  # what the version targets keep from `findings`
 
     @cached_property
     def plans(self) -> List[Optional[Plan]]:
@@ -91,14 +92,18 @@ class Session:
     def __init__(self, settings: Optional[Settings] = None, targets: Optional[Targets] = None,
                  index: Optional[RuleIndex] = None, prefilter: Optional[Prefilter] = None):
         self.settings = settings
-        self.explicit = targets or (parse_option(settings.targets) if settings is not None else None)
+        self.explicit = targets or (parse_option(settings.targets, settings.targets_source)
+                                    if settings is not None else None)
         self.index = index or default_index()
         self.prefilter = prefilter or default_prefilter()
         self.detect = Detector()
         self.project: Optional[ProjectImports] = None  # the other modules of the run, for `fix`
 
     def targets(self, path: Path) -> Targets:
-        return self.explicit or self.detect(str(path))
+        """The file's version targets: those its project declares, with the libraries the
+        explicit targets name replaced by them."""
+        detected = self.detect(str(path))
+        return detected.overridden_by(self.explicit) if self.explicit is not None else detected
 
     def forget(self) -> None:
         """Read project metadata afresh (a long-lived front end calls this when it changed)."""
@@ -144,7 +149,7 @@ class Session:
             found = found + self._filtered(document.path, now.source,
                                            check_dependencies("setup.py", source_text, floors))
         return Analysis(document, now.source, found, floors,
-                        lambda: _planned(now) + [None] * (len(found) - len(now.findings)))
+                        lambda: _planned(now) + [None] * (len(found) - len(now.findings)), now.hidden)
 
     def _yaml(self, document: Document, floors: Floors) -> List[Finding]:
         from .dependency_files import check_conda, is_conda_environment

@@ -448,6 +448,7 @@ class Round:
     findings: List[Finding]
     noqa: Callable[[int, str], bool]
     floors: Floors
+    hidden: List[Finding] = field(default_factory=list)  # selected, not suppressed, but hidden by the targets
 
     @classmethod
     def of(cls, text: str, floors: Floors, selected: Callable[[str], bool] = lambda code: True,
@@ -459,7 +460,8 @@ class Round:
         found = checker.check(tree)
         noqa = noqa_lines(source, checker.multiline_literals) if honour_noqa else _never
         findings = [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
-        return cls(source, tree, checker, findings, noqa, dict(floors))
+        hidden = [f for f in checker.hidden_findings() if selected(f.code) and not noqa(f.line, f.code)]
+        return cls(source, tree, checker, findings, noqa, dict(floors), hidden)
 
     def context(self) -> FixContext:
         self.source.know_fstrings(self.checker.joined_strings)

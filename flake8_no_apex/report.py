@@ -38,6 +38,10 @@ class Reported(NamedTuple):
     edits: Sequence[Dict[str, object]] = ()  # the available fix's edits
     source_line: str = ""  # the text of `line`, for --output-format full
     level: str = "warning"  # SARIF's, from the rule's timeline (Timeline.level)
+    # a finding the version targets hide: the floor that hides it ("lightning>=1.6") and the
+    # target that would show it ("lightning=2.0"); counted on one line, never listed
+    hidden_by: str = ""
+    shown_from: str = ""
 
 
 def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reported]:
@@ -57,7 +61,36 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
         grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
         found.append(Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
                               source.line(line).rstrip("\r\n"), analysis.level(finding)))
+    for finding in analysis.hidden:
+        from .table import short_version
+
+        timeline = finding.rule.timeline
+        threshold = timeline.replacement_since or timeline.deprecated_in
+        line, column = source.position(source.finding_span(finding)[0])
+        found.append(Reported(path, line, column, line, column, finding.code, finding.message,
+                              finding.rule.fix.grade.value,
+                              hidden_by=f"{timeline.library}>={analysis.floors[timeline.library]}",
+                              shown_from=f"{timeline.library}={short_version(threshold)}"))
     return found
+
+
+def hidden_line(hidden: List[Reported]) -> str:
+    """One line for the findings the version targets hide, and how to see them: a project
+    planning an upgrade needs to know what waits for it."""
+    if not hidden:
+        return ""
+    from packaging.version import Version
+
+    floors = ", ".join(sorted({r.hidden_by for r in hidden}))
+    newest: Dict[str, str] = {}
+    for r in hidden:
+        library, _, version = r.shown_from.partition("=")
+        if library not in newest or Version(version) > Version(newest[library]):
+            newest[library] = version
+    option = ",".join(f"{library}={version}" for library, version in sorted(newest.items()))
+    noun = "finding" if len(hidden) == 1 else "findings"
+    return (f"{len(hidden)} {noun} hidden by the version targets ({floors}); "
+            f"`--apex-target-versions {option}` shows them\n")
 
 
 def fixable(r: Reported) -> bool:

@@ -42,14 +42,26 @@ Floors = Dict[str, "Version"]
 
 
 class Targets(NamedTuple):
-    """Floors per library, and the files they were read from (for `flake8 -v`)."""
+    """Floors per library, and where they were read from (for `flake8 -v` and `--show-targets`)."""
 
     floors: Floors
     sources: Tuple[str, ...] = ()
+    origins: Tuple[Tuple[str, str], ...] = ()  # (library, where its floor comes from)
 
     def describe(self) -> str:
-        found = ", ".join(f"{lib}>={v}" for lib, v in sorted(self.floors.items())) or "none (newest releases)"
-        return f"{found} from {', '.join(self.sources) or 'no metadata'}"
+        if not self.floors:
+            return f"none (newest releases) from {', '.join(self.sources) or 'no metadata'}"
+        origin = dict(self.origins)
+        return ", ".join(f"{lib}>={v} from {origin.get(lib) or ', '.join(self.sources)}"
+                         for lib, v in sorted(self.floors.items()))
+
+    def overridden_by(self, explicit: "Targets") -> "Targets":
+        """These detected targets with the libraries `explicit` names replaced: a target given for
+        torch says nothing about Lightning, whose declared floor still holds."""
+        origins = {**dict(self.origins), **{lib: ", ".join(explicit.sources) for lib in explicit.floors}}
+        floors = {**self.floors, **explicit.floors}
+        sources = tuple(dict.fromkeys(origins[lib] for lib in sorted(floors)))
+        return Targets(floors, sources, tuple(sorted((lib, origins[lib]) for lib in floors)))
 
 
 def _canonical(name: str) -> str:
@@ -62,8 +74,9 @@ class TargetError(ValueError):
     """A malformed `--apex-target-versions` value."""
 
 
-def parse_option(text: str) -> Optional[Targets]:
-    """`auto` -> None (detect per file); `torch=2.1,lightning=1.9` -> explicit floors."""
+def parse_option(text: str, source: str = "--apex-target-versions") -> Optional[Targets]:
+    """`auto` -> None (detect per file); `torch=2.1,lightning=1.9` -> explicit floors, said to
+    come from `source` (the option, or the config file that set it)."""
     text = text.strip()
     if text in ("", "auto"):
         return None
@@ -80,7 +93,7 @@ def parse_option(text: str) -> Optional[Targets]:
             floors[library] = Version(version)
         except InvalidVersion:
             raise TargetError(f"{item!r}: {version!r} is not a version") from None
-    return Targets(floors, ("--apex-target-versions",))
+    return Targets(floors, (source,), tuple(sorted((library, source) for library in floors)))
 
 
 # --- lower bounds of requirements -----------------------------------------------------------
@@ -253,25 +266,25 @@ def declarations(root: Path) -> List[Declaration]:
 
 
 def floors_of(found: Iterable[Declaration]) -> Targets:
-    """The floor per library. Declarations that hold everywhere combine as the most
-    restrictive (the highest lower bound); one with an environment marker holds only in some
-    environments, so where every declaration has a marker the lowest of them is the floor."""
+    """The floor per library: the lowest release any of the project's declarations admits. A
+    package declaring `lightning>=1.6,<2` supports 1.6 even where its requirements.txt pins
+    1.9.5 for its own CI: a safe fix must hold on every release from 1.6 on. Declarations with
+    an environment marker count too (they admit those releases somewhere); one without a lower
+    bound (`torch`, `torch<3`) says nothing about the floor."""
     floors: Floors = {}
     sources = []
+    origins = []
     by_library: Dict[str, List[Declaration]] = {}
     for declaration in found:
         by_library.setdefault(declaration.library, []).append(declaration)
-    for library, decls in by_library.items():
-        everywhere = [d.floor for d in decls if not d.conditional]
-        if everywhere:
-            floor = max((f for f in everywhere if f), default=None)
-        else:
-            bounds = [d.floor for d in decls]
-            floor = None if None in bounds else min(bounds)
+    for library, decls in sorted(by_library.items()):
+        floor = min((d.floor for d in decls if d.floor is not None), default=None)
         if floor is not None:
             floors[library] = floor
-            sources += [d.source for d in decls if d.floor is not None]
-    return Targets(floors, tuple(dict.fromkeys(sources)))
+            lowest = [d.source for d in decls if d.floor == floor]
+            sources += lowest
+            origins.append((library, ", ".join(dict.fromkeys(lowest))))
+    return Targets(floors, tuple(dict.fromkeys(sources)), tuple(origins))
 
 
 # --- finding the project root -----------------------------------------------------------------
@@ -314,7 +327,9 @@ class Detector:
             return Targets({})
         if root not in self._targets:
             targets = floors_of(declarations(root))
-            self._targets[root] = Targets(targets.floors, tuple(str(root / s) for s in targets.sources))
+            within = {source: str(root / source) for source in targets.sources}
+            self._targets[root] = Targets(targets.floors, tuple(within.values()), tuple(
+                (lib, ", ".join(within[s] for s in origin.split(", "))) for lib, origin in targets.origins))
             _log(f"flake8-no-apex: targets for {root}: {self._targets[root].describe()}")
         return self._targets[root]
 

@@ -12,9 +12,10 @@ from packaging.version import Version
 
 from flake8_no_apex import targets
 from flake8_no_apex.checker import check_tree
+from flake8_no_apex.fixer import fix_text
 from flake8_no_apex.rules import PYTHON_RULES
 from flake8_no_apex.targets import Detector, MetadataWarning, TargetError, lower_bound, parse_option
-from helpers import messages
+from helpers import COMMAND, messages
 
 V = Version
 
@@ -77,7 +78,8 @@ def test_poetry_tables(tmp_path):
         [tool.poetry.group.dev.dependencies]
         lightning-fabric = ">=2.0,<3"
     """)
-    assert floors(tmp_path) == {"torch": V("2.1"), "lightning": V("2.2"), "transformers": V("4.26")}
+    # lightning-fabric's >=2.0 admits an older Lightning release than ~2.2: the lowest is the floor
+    assert floors(tmp_path) == {"torch": V("2.1"), "lightning": V("2.0"), "transformers": V("4.26")}
 
 
 def test_pdm_and_dependency_groups(tmp_path):
@@ -116,10 +118,20 @@ def test_requirements_and_constraints_files(tmp_path):
     assert floors(tmp_path) == {"torch": V("2.0"), "transformers": V("4.20"), "lightning": V("2.2.1")}
 
 
-def test_the_most_restrictive_declaration_wins(tmp_path):
+def test_the_lowest_release_any_declaration_admits_is_the_floor(tmp_path):
+    """A package declaring `pytorch-lightning>=1.6,<2` supports 1.6 even where requirements.txt pins
+    1.9.5 for its own CI (issue 21: the pin made the safe rename to a 1.9-only class)."""
     write(tmp_path, "pyproject.toml", '[project]\ndependencies = ["torch>=2.0"]\n')
     write(tmp_path, "requirements.txt", "torch>=2.3\n")
-    assert floors(tmp_path) == {"torch": V("2.3")}
+    assert floors(tmp_path) == {"torch": V("2.0")}
+    write(tmp_path, "pyproject.toml", '[project]\ndependencies = ["pytorch-lightning>=1.6,<2"]\n')
+    write(tmp_path, "requirements.txt", "pytorch-lightning==1.9.5\n")
+    assert floors(tmp_path) == {"lightning": V("1.6")}
+    source = ("from pytorch_lightning.plugins import NativeMixedPrecisionPlugin\n"
+              "p = NativeMixedPrecisionPlugin(16, 'cuda')\n")
+    assert fix_text(source, floors(tmp_path)).text == source  # MixedPrecisionPlugin is not in 1.6-1.8
+    write(tmp_path, "requirements.txt", "pytorch-lightning  # no bound: says nothing about the floor\n")
+    assert floors(tmp_path) == {"lightning": V("1.6")}
 
 
 def test_declarations_that_hold_only_under_markers(tmp_path):
@@ -295,3 +307,48 @@ def test_stdin_detects_targets_from_the_display_name(tmp_path):
         cwd=tmp_path, input=SOURCE, capture_output=True, text=True, check=False,
     )
     assert result.stdout.split() == ["APX201"]
+
+
+LEGACY_PROJECT = """\
+[project]
+name = "legacy"
+dependencies = ["pytorch-lightning>=1.6,<2", "torch>=1.13"]
+
+[tool.flake8-no-apex]
+apex-target-versions = "torch=2.4"
+"""
+LIGHTNING_TRAIN = ("import pytorch_lightning as pl\n"
+                   "trainer = pl.Trainer(precision=16, amp_backend=\"native\")\n"
+                   "import torch\nwith torch.cuda.amp.autocast():\n    pass\n")
+
+
+def test_explicit_targets_override_only_the_libraries_they_name_and_say_where_they_come_from(tmp_path):
+    """Issue 21: `apex-target-versions = "torch=2.4"` in pyproject discarded Lightning's declared 1.6
+    (which then counted as the newest, and got `precision="16-mixed"`, a 2.0 value), and
+    --show-targets named the command-line option as its source."""
+    (tmp_path / "pyproject.toml").write_text(LEGACY_PROJECT)
+    (tmp_path / "train.py").write_text(LIGHTNING_TRAIN)
+    result = subprocess.run([*COMMAND, "check", "--show-targets", "."], cwd=tmp_path, capture_output=True,
+                            text=True)
+    pyproject = tmp_path.resolve() / "pyproject.toml"
+    assert (f"targets: lightning>=1.6 from {pyproject}, torch>=2.4 from apex-target-versions in {pyproject}"
+            in result.stderr)
+    assert "16-mixed" not in result.stdout and "APX201" in result.stdout
+    given = subprocess.run([*COMMAND, "check", "--show-targets", "--apex-target-versions", "lightning=2.0", "."],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert f"targets: lightning>=2.0 from --apex-target-versions, torch>=1.13 from {pyproject}" in given.stderr
+    assert "16-mixed" in given.stdout
+
+
+def test_findings_the_targets_hide_are_counted_on_one_line_with_the_option_that_shows_them(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(LEGACY_PROJECT)
+    (tmp_path / "train.py").write_text(LIGHTNING_TRAIN)
+    result = subprocess.run([*COMMAND, "check", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert result.stderr.endswith("2 findings hidden by the version targets (lightning>=1.6); "
+                                  "`--apex-target-versions lightning=2.0` shows them\n")
+    shown = subprocess.run([*COMMAND, "check", "--apex-target-versions", "lightning=2.0", "."], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert shown.stdout.count("APX00") == 2 and "hidden" not in shown.stderr
+    quiet = subprocess.run([*COMMAND, "check", "--output-format", "json", "."], cwd=tmp_path, capture_output=True,
+                           text=True)
+    assert "APX002" not in quiet.stdout  # hidden findings are never listed, in any format
