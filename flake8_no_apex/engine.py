@@ -180,8 +180,11 @@ class Session:
                 return FixResult(document.text)
             exported = self.project.exported(document.path) if self.project is not None else _nothing
             with _analysing():
-                return fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
-                                unsafe, self.index, exported)
+                result = fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
+                                  unsafe, self.index, exported)
+            if self.project is not None:
+                self.project.fixed(document.path, result.text)
+            return result
         return self._fix_once(document, unsafe)
 
     def _fix_once(self, document: Document, unsafe: bool) -> FixResult:
@@ -190,7 +193,11 @@ class Session:
         grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
         result = FixResult(document.text)
         edits = []
+        apex_user = self._apex_user(document.path) if any(f.code == "APX109" for f in analysis.findings) else None
         for finding, plan in zip(analysis.findings, analysis.plans):
+            if plan is not None and finding.code == "APX109" and apex_user is not None:
+                result.notes.append((finding.line, f"the apex requirement stays: {_shown(apex_user)} still imports apex"))
+                plan = None
             if plan is not None and plan.grade in grades:
                 edits += plan.edits
                 result.fixed.append(finding)
@@ -203,6 +210,23 @@ class Session:
             fixed = replace(document, text=result.text, on_disk=None)
             result.remaining = self.analyse(fixed).findings  # where they are now
         return result
+
+
+    def _apex_user(self, path: Path) -> Optional[Path]:
+        """A module of the dependency file's project that still needs apex after this run (the
+        run's own modules as fixed: `fix` does dependency files last)."""
+        if self.project is None:
+            return None
+        root = self.detect.root_of(str(path)) or path.resolve().parent
+        return self.project.apex_user(root)
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory where it is below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def _every_code(code: str) -> bool:

@@ -20,6 +20,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from .files import InputError, read
 
 _STAR_IMPORT = re.compile(r"import\s*\*")
+# code that needs NVIDIA apex installed: an import of it, or a look-up by name
+_USES_APEX = re.compile(r"""(?m)^[ \t]*(?:from[ \t]+apex[ \t.]|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*apex\b)"""
+                        r"""|(?:import_module|find_spec|__import__|module_available)\(\s*['"]apex\b""")
 
 
 def dotted_suffixes(path: Path) -> Set[str]:
@@ -34,10 +37,28 @@ def dotted_suffixes(path: Path) -> Set[str]:
 class ProjectImports:
     """The imports of the Python files of one run, read on demand."""
 
-    def __init__(self, paths: Sequence[Path]):
+    def __init__(self, paths: Sequence[Path], exclude: Sequence[str] = ()):
         self.paths = [Path(p).resolve() for p in paths if str(p).endswith(".py")]
+        self.exclude = list(exclude)
         self._texts: Dict[Path, Optional[str]] = {}
         self._reads: Dict[Path, Optional[List[Tuple[str, Set[str], bool]]]] = {}
+
+    def fixed(self, path: Path, text: str) -> None:
+        """A module of the run as `fix` left it: what later questions read."""
+        self._texts[Path(path).resolve()] = text
+        self._reads.pop(Path(path).resolve(), None)
+
+    def apex_user(self, root: Path) -> Optional[Path]:
+        """A Python file below the project root `root` that still needs NVIDIA apex installed,
+        as this run leaves it (a dependency line that installs apex goes only when there is none)."""
+        from .files import discover
+
+        candidates, _ = discover([str(root)], self.exclude)
+        for candidate in candidates:
+            text = self._text(candidate.path.resolve())
+            if text is not None and _USES_APEX.search(text):
+                return candidate.path
+        return None
 
     def exported(self, path: Path) -> Callable[[str], bool]:
         """For the module at `path`: whether another module of the run imports a name from it."""

@@ -60,3 +60,31 @@ def test_fix_keeps_an_import_another_module_of_the_run_imports_and_both_still_im
     (tmp_path / "pkg" / "utils.py").write_text(UTILS.replace("from torch", "import torch\nfrom torch"))
     subprocess.run([*COMMAND, "fix", "pkg/utils.py"], cwd=tmp_path, capture_output=True, text=True)
     assert "from torch.cuda.amp import autocast" not in (tmp_path / "pkg" / "utils.py").read_text()
+
+
+REQUIREMENTS = "torch>=2.4\napex @ git+https://github.com/NVIDIA/apex.git\n"
+# a migration fix refuses (amp.master_params read as a value): train.py still imports apex afterwards
+REFUSED = "from apex import amp\nmodel, optimizer = amp.initialize(model, optimizer)\namp.master_params(optimizer).x = 1\n"
+MIGRATED = """\
+from apex import amp
+
+model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+for x, y in loader:
+    loss = criterion(model(x), y)
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("train, dropped", [(REFUSED, False), (MIGRATED, True), ("import torch\n", True),
+                                            ("import importlib\nimportlib.util.find_spec('apex')\n", False)])
+def test_the_apex_requirement_goes_only_when_no_module_needs_apex_after_the_run(tmp_path, train, dropped):
+    """Issue 21: fix --unsafe-fixes dropped the apex line while train.py, whose migration it
+    refused in the same run, still imported apex. requirements.txt sorts before train.py."""
+    (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
+    (tmp_path / "train.py").write_text(train)
+    result = subprocess.run([*COMMAND, "fix", "--unsafe-fixes", "."], cwd=tmp_path, capture_output=True, text=True)
+    assert ("NVIDIA/apex" not in (tmp_path / "requirements.txt").read_text()) is dropped, result.stdout
+    if not dropped:
+        assert "requirements.txt:2: note: the apex requirement stays: train.py still imports apex" in result.stdout
