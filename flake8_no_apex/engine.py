@@ -196,7 +196,8 @@ class Session:
         apex_user = self._apex_user(document.path) if any(f.code == "APX109" for f in analysis.findings) else None
         for finding, plan in zip(analysis.findings, analysis.plans):
             if plan is not None and finding.code == "APX109" and apex_user is not None:
-                result.notes.append((finding.line, f"the apex requirement stays: {_shown(apex_user)} still imports apex"))
+                why = f"the apex requirement stays: {_shown(apex_user)} still imports apex"
+                result.notes.append((finding.line, why))
                 plan = None
             if plan is not None and plan.grade in grades:
                 edits += plan.edits
@@ -210,7 +211,6 @@ class Session:
             fixed = replace(document, text=result.text, on_disk=None)
             result.remaining = self.analyse(fixed).findings  # where they are now
         return result
-
 
     def _apex_user(self, path: Path) -> Optional[Path]:
         """A module of the dependency file's project that still needs apex after this run (the

@@ -64,7 +64,8 @@ def test_fix_keeps_an_import_another_module_of_the_run_imports_and_both_still_im
 
 REQUIREMENTS = "torch>=2.4\napex @ git+https://github.com/NVIDIA/apex.git\n"
 # a migration fix refuses (amp.master_params read as a value): train.py still imports apex afterwards
-REFUSED = "from apex import amp\nmodel, optimizer = amp.initialize(model, optimizer)\namp.master_params(optimizer).x = 1\n"
+REFUSED = ("from apex import amp\nmodel, optimizer = amp.initialize(model, optimizer)\n"
+           "amp.master_params(optimizer).x = 1\n")
 MIGRATED = """\
 from apex import amp
 
