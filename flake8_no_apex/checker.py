@@ -76,6 +76,8 @@ class RuleIndex:
                 self._module_prefixes[prefix.split(".")[0]].append((prefix, replacement, rule))
         for specs in self.symbols.values():  # the most specific module wins: `...utilities.enums:AMPType`
             specs.sort(key=lambda entry: -len(entry[0].split(":")[0]))  # before `...utilities:AMPType`
+        for prefixes in self._module_prefixes.values():  # and `apex.contrib.fmha` before `apex.contrib`
+            prefixes.sort(key=lambda entry: -len(entry[0]))
 
     def symbol(self, qualname: str) -> Optional[Tuple[str, Rule]]:
         """(replacement, rule) for a qualified name, or None; each name is worked out once (a
@@ -202,8 +204,17 @@ class Checker(ScopeVisitor):
         self._imported(node.module)
         hit = self.index.deprecated_module(node.module)
         if hit:
-            prefix, replacement, rule = hit
-            self.report(rule, Site(node, prefix, replacement, statement=node), (node.lineno, node.col_offset))
+            # `from apex.contrib import fmha`: a module below with a row of its own is its own finding
+            deeper = {id(a): h for a in aliases if a.name != "*"
+                      and (h := self.index.deprecated_module(f"{node.module}.{a.name}")) and h[0] != hit[0]}
+            for alias in aliases:
+                if id(alias) in deeper:
+                    prefix, replacement, rule = deeper[id(alias)]
+                    self.report(rule, Site(alias, prefix, replacement, statement=node, binding=bindings[id(alias)]),
+                                (alias.lineno, alias.col_offset))
+            if len(deeper) < len(node.names):  # `import *` too
+                prefix, replacement, rule = hit
+                self.report(rule, Site(node, prefix, replacement, statement=node), (node.lineno, node.col_offset))
             return
         for alias in aliases:
             qualname = f"{node.module}.{alias.name}"
@@ -232,7 +243,9 @@ class Checker(ScopeVisitor):
             deprecated = [hit for hit in map(self.index.deprecated_module, uses) if hit]
             if uses and not deprecated and alias.name not in uses:
                 continue
-            prefix, replacement, rule = deprecated[0] if deprecated else self.index.roots[alias.name]
+            # the part the module uses that matters most: a removed one before a maintained one
+            prefix, replacement, rule = min(deprecated, key=lambda hit: (hit[2].default_off, -len(hit[0]))) \
+                if deprecated else self.index.roots[alias.name]
             site = Site(alias, prefix, replacement, statement=node)
             self.report(rule, site, (alias.lineno, alias.col_offset))
 
@@ -317,7 +330,7 @@ class Checker(ScopeVisitor):
                 return
             self._attribute_read(link)
         if isinstance(root, ast.Name):
-            self._use(qualnames[0])
+            self._use(qualnames[-1])  # the whole chain: `apex.contrib.fmha.X` is in apex.contrib.fmha
             self._read_through(root, binding)
             self._symbol_reference(root, binding.qualname if binding else None, binding)
         else:

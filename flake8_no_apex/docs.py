@@ -20,7 +20,10 @@ END = "<!-- rules:end -->"
 TIMELINE = "docs/timeline.md"  # the research each rule cites by row id, shipped with the repository
 
 
-def _version(rule: Rule, version) -> str:
+def _version(rule: Rule, version, on: str = "") -> str:
+    """A release, or the day a library without releases since changed its main branch."""
+    if on and not version:
+        return f"{LIBRARY_NAMES[rule.timeline.library]} main, {on}"
     return f"{LIBRARY_NAMES[rule.timeline.library]} {short_version(version)}" if version else "—"
 
 
@@ -32,8 +35,9 @@ def timeline_table() -> List[str]:
     for rule in RULES:
         t = rule.timeline
         lines.append(
-            f"| [{rule.code}](#{rule.code.lower()}) | {rule.title} | {_version(rule, t.deprecated_in)} "
-            f"| {_version(rule, t.removed_in)} | {_version(rule, t.replacement_since)} "
+            f"| [{rule.code}](#{rule.code.lower()}) | {rule.title} "
+            f"| {_version(rule, t.deprecated_in, t.deprecated_on)} "
+            f"| {_version(rule, t.removed_in, t.removed_on)} | {_version(rule, t.replacement_since)} "
             f"| {rule.fix.grade.value} | {'off' if rule.default_off else 'on'} |"
         )
     return lines
@@ -67,7 +71,8 @@ def timeline_text() -> List[str]:
     rows = [("code", "usage", "deprecated in", "removed in", "replacement since", "fix", "default")]
     for rule in RULES:
         t = rule.timeline
-        rows.append((rule.code, rule.title, _version(rule, t.deprecated_in), _version(rule, t.removed_in),
+        rows.append((rule.code, rule.title, _version(rule, t.deprecated_in, t.deprecated_on),
+                     _version(rule, t.removed_in, t.removed_on),
                      _version(rule, t.replacement_since), rule.fix.grade.value, "off" if rule.default_off else "on"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
@@ -91,6 +96,7 @@ def rules_json() -> str:
     return json.dumps([{
         "code": rule.code, "title": rule.title, "library": rule.timeline.library,
         "deprecated_in": rule.timeline.deprecated_in, "removed_in": rule.timeline.removed_in,
+        "deprecated_on": rule.timeline.deprecated_on or None, "removed_on": rule.timeline.removed_on or None,
         "replacement_since": rule.timeline.replacement_since, "sources": rule.timeline.source,
         "fix": {"grade": rule.fix.grade.value, "why": rule.fix.why}, "default": not rule.default_off,
         "doc": rule.doc, "before": rule.before, "after": rule.after, "url": f"README.md#{rule.code.lower()}",

@@ -61,6 +61,10 @@ class Timeline:
     replacement_since: Optional[str] = None
     source: str = ""  # the docs/timeline.md row ids this comes from, e.g. "PT-01"
     status: str = DEPRECATED  # what happens from deprecated_in on, until removed_in
+    # the day a library without releases since (apex: no tag after 25.09) deleted it from its
+    # main branch, with the commit: what a build from source gets today
+    removed_on: str = ""
+    deprecated_on: str = ""  # likewise, the day the warning came, where no release has it
 
     def phrase(self, floor: Optional[Version] = None) -> str:
         """How the usage stands for a project whose oldest supported release of the
@@ -68,6 +72,10 @@ class Timeline:
         name = LIBRARY_NAMES[self.library]
         if self.removed_in and (floor is None or floor >= Version(self.removed_in)):
             return f"was removed in {name} {short_version(self.removed_in)}"
+        if self.removed_on:
+            return f"was removed from {name} on {self.removed_on}"
+        if self.deprecated_on:
+            return f"is deprecated in {name} since {self.deprecated_on}"
         if self.deprecated_in:
             return _STATUS_PHRASES[self.status].format(release=f"{name} {short_version(self.deprecated_in)}")
         if self.removed_in:
@@ -84,9 +92,9 @@ class Timeline:
     def level(self, floor: Optional[Version] = None) -> str:
         """SARIF's level, as `phrase` words it: what is gone is an error, what is going a
         warning, what is maintained a note."""
-        if self.removed_in and (floor is None or floor >= Version(self.removed_in)):
+        if self.removed_in and (floor is None or floor >= Version(self.removed_in)) or self.removed_on:
             return "error"
-        if self.deprecated_in or self.removed_in:
+        if self.deprecated_in or self.removed_in or self.deprecated_on:
             return "warning"
         return "note"
 

@@ -38,7 +38,7 @@ def test_rule_is_documented(rule):
     assert rule.title and rule.doc.strip() and rule.before.strip() and rule.after.strip()
     assert rule.timeline.library in LIBRARY_NAMES
     assert rule.timeline.source, "every row cites its docs/timeline.md entry"
-    assert rule.timeline.deprecated_in or rule.timeline.removed_in or rule.default_off
+    assert rule.timeline.deprecated_in or rule.timeline.removed_in or rule.timeline.removed_on or rule.default_off
     assert isinstance(rule.fix.grade, Grade) and rule.fix.why.strip()
     assert rule.match
 
@@ -65,7 +65,7 @@ def test_message_is_one_line_in_the_house_style(rule):
         message = check_dependencies("requirements.txt", rule.before, {})[0].message
     assert "\n" not in message
     what, advice = message.split("; ", 1)
-    assert re.search(r" (is deprecated since|was removed in|is removed in|is maintained|"
+    assert re.search(r" (is deprecated since|was removed in|was removed from NVIDIA apex on|is removed in|is maintained|"
                      r"is \"supported for historical reasons but its usage is discouraged\" since|"
                      r"is a legacy spelling \(accepted without a warning\) since)", what), message
     assert advice.split()[0] in {"use", "drop", "remove", "delete", "wrap", "iterate", "keep"}, message

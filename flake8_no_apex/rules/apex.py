@@ -208,6 +208,58 @@ RULES = [
         after="from torch.nn.utils.parametrizations import weight_norm\n",
     ),
     Rule(
+        code="APX001",
+        title="import of apex.transformer (removed 2026-01-14)",
+        match=(Modules({"apex.transformer": "Megatron Core (megatron-core on PyPI: megatron.core.tensor_parallel, "
+                                            "megatron.core.parallel_state), or torch.distributed.tensor.parallel"}),),
+        timeline=Timeline("apex", "25.07", removed_on="2026-01-14", source="AX-22"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "tensor-parallel code moves to another library as a whole"),
+        doc=("`apex.transformer` warns \"deprecated and will be removed in September 2025 ... We encourage you "
+             "to migrate to Megatron Core\" since commit 8ad740d3 (2025-05-14, first tag 25.07), and was deleted "
+             "by commit 4fcca776 (2026-01-14): an apex built from its main branch has no `apex.transformer`."),
+        before="from apex.transformer import parallel_state\n",
+        after="from megatron.core import parallel_state\n",
+        invalid=("import apex.transformer.tensor_parallel as tp\n",
+                 "from apex.transformer.pipeline_parallel.utils import get_num_microbatches\n"),
+        valid=("from megatron.core import parallel_state\n",),
+    ),
+    Rule(
+        code="APX001",
+        title="import of apex.contrib.fmha, multihead_attn (removed 2026-07-08)",
+        match=(Modules({
+            "apex.contrib.fmha": "torch.nn.functional.scaled_dot_product_attention (or torch.nn.MultiheadAttention)",
+            "apex.contrib.multihead_attn": "torch.nn.MultiheadAttention (or "
+                                           "torch.nn.functional.scaled_dot_product_attention)",
+        }),),
+        timeline=Timeline("apex", None, deprecated_on="2026-03-04", removed_on="2026-07-08", source="AX-23"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "the fused attention modules keep their own parameter layout: a person moves the "
+                "weights"),
+        doc=("`apex.contrib.fmha` and `apex.contrib.multihead_attn` warn \"deprecated and will be removed in July "
+             "2026. We encourage you to migrate to PyTorch native MultiheadAttention\" since commit 212061ed "
+             "(2026-03-04; no tag has the warning) and were deleted by commit 526871a2 (2026-07-08)."),
+        before="from apex.contrib.multihead_attn import SelfMultiheadAttn\n",
+        after="import torch\n\nattention = torch.nn.MultiheadAttention(1024, 16)\n",
+        invalid=("from apex.contrib.fmha import FMHAFun\n", "from apex.contrib import multihead_attn\n"),
+    ),
+    Rule(
+        code="APX001",
+        title="import of apex.contrib.gpu_direct_storage (removed 2026-07-08)",
+        match=(Modules({"apex.contrib.gpu_direct_storage": "torch.cuda.gds (GdsFile)"}),),
+        timeline=Timeline("apex", "25.07", removed_on="2026-07-08", source="AX-24"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.DISPLAY, "torch.cuda.gds.GdsFile reads and writes through another interface"),
+        doc=("`apex.contrib.gpu_direct_storage.GDSFile` warns \"deprecated and will be removed in September 2025. "
+             "We encourage you to use `torch.cuda.gds` module of PyTorch as a replacement\" since commit 8ad740d3 "
+             "(2025-05-14, first tag 25.07), and was deleted by commit 6424da3b (2026-07-08)."),
+        before="from apex.contrib.gpu_direct_storage import GDSFile\n",
+        after="import torch\n\nfile = torch.cuda.gds.GdsFile(path, os.O_RDONLY)\n",
+    ),
+    Rule(
         code="APX109",
         title="NVIDIA apex dependency",
         match=(Dependency("apex", url_markers=("nvidia/apex", "/apex.git", "/apex-"),
@@ -507,17 +559,27 @@ RULES = [
         code="APX108",
         title="apex.normalization autograd Functions",
         match=(Symbols("apex.normalization", dict.fromkeys((
-            "FusedLayerNormAffineFunction", "FusedLayerNormFunction", "MixedFusedLayerNormAffineFunction",
-            "FusedRMSNormAffineFunction", "FusedRMSNormFunction", "MixedFusedRMSNormAffineFunction"), "")),),
+            "FusedLayerNormAffineFunction", "FusedLayerNormFunction", "FusedLayerNormAffineMixedDtypesFunction",
+            "FusedRMSNormAffineFunction", "FusedRMSNormFunction", "FusedRMSNormAffineMixedDtypesFunction",
+            "fused_layer_norm_affine", "fused_layer_norm", "mixed_dtype_fused_layer_norm_affine",
+            "fused_rms_norm_affine", "fused_rms_norm", "mixed_dtype_fused_rms_norm_affine"), "")),),
         timeline=Timeline("torch", None, replacement_since="2.4", source="AX-17, AX-18"),
         subject="{name}",
         advice="use torch.nn.functional.layer_norm(x, shape, weight, bias, eps) or "
                "torch.nn.functional.rms_norm(x, shape, weight, eps)",
-        fix=Fix(Grade.DISPLAY, "the Functions take their arguments in another order than the functional forms"),
-        doc=("The autograd Functions behind apex's fused norms; `torch.nn.functional.rms_norm` exists since torch "
-             "2.4 (`layer_norm` for much longer). " + _MAINTAINED_DOC.format(code="APX108")),
+        fix=Fix(Grade.DISPLAY, "the Functions and helpers take their arguments in another order than the "
+                "functional forms (`fused_layer_norm_affine(x, weight, bias, shape, eps)`), and default eps to 1e-6"),
+        doc=("The autograd Functions behind apex's fused norms (`apex/normalization/fused_layer_norm.py`: the "
+             "`*MixedDtypesFunction` ones since 2021-10-02 and 2022-02-03) and its functional helpers "
+             "(`fused_layer_norm_affine`, `fused_rms_norm_affine`, `mixed_dtype_fused_*`, which timm imports); "
+             "`torch.nn.functional.rms_norm` exists since torch 2.4 (`layer_norm` for much longer). "
+             + _MAINTAINED_DOC.format(code="APX108")),
         before="from apex.normalization.fused_layer_norm import FusedLayerNormAffineFunction\n",
         after="import torch\n\ny = torch.nn.functional.layer_norm(x, (4,), weight, bias, 1e-5)\n",
+        invalid=("from apex.normalization.fused_layer_norm import fused_layer_norm_affine, fused_rms_norm_affine\n",
+                 "from apex.normalization.fused_layer_norm import FusedRMSNormAffineMixedDtypesFunction\n",
+                 "import apex.normalization.fused_layer_norm as f\ny = f.mixed_dtype_fused_rms_norm_affine(x, w, s)\n"),
+        valid=("from apex.normalization.fused_layer_norm import MixedFusedLayerNormAffineFunction\n",),  # never existed
         default_off=True,
     ),
     Rule(
@@ -542,22 +604,24 @@ RULES = [
             "apex.multi_tensor_apply": "torch's foreach and fused optimizers batch their kernels themselves",
             "apex.contrib": "a few parts have torch counterparts: apex.contrib.layer_norm is torch.nn.LayerNorm, the "
                             "fused optimizers are torch.optim's fused=True",
-            "apex.transformer": "for tensor parallelism see torch.distributed.tensor.parallel, or Megatron-Core",
         }),),
         timeline=Timeline("apex", None, source="AX-19, AX-20"),
         subject="{name}",
         advice="keep apex, built from source, for it ({replacement})",
         fix=Fix(Grade.DISPLAY, "there is nothing native to rewrite to"),
         doc=("The rest of apex, for teams removing it entirely: `apex.multi_tensor_apply` "
-             "(`multi_tensor_applier`), `apex.contrib.*` and `apex.transformer` are maintained but need apex "
-             "built from source, and torch has no drop-in equivalent. " + _MAINTAINED_DOC.format(code="APX110")),
+             "(`multi_tensor_applier`) and the other `apex.contrib` modules are maintained (present on apex's main "
+             "branch, 2026-07-08) but need apex built from source, and torch has no drop-in equivalent. "
+             "`apex.transformer`, `apex.contrib.fmha`, `apex.contrib.multihead_attn` and "
+             "`apex.contrib.gpu_direct_storage` are removed, and reported by default as APX001. "
+             + _MAINTAINED_DOC.format(code="APX110")),
         before="from apex.multi_tensor_apply import multi_tensor_applier\n",
         after="import torch\n\noptimizer = torch.optim.AdamW(params, fused=True)\n",
         invalid=("from apex.contrib.optimizers.distributed_fused_adam import DistributedFusedAdam\n",
-                 "import apex.transformer.tensor_parallel as tp\n",
                  "from apex.contrib import layer_norm\n",
                  "import apex\nlayer = apex.contrib.layer_norm.FastLayerNorm(1024)\n"),
-        valid=("from apex.optimizers import FusedAdam\n", "from mylib.contrib import layer_norm\n"),
+        valid=("from apex.optimizers import FusedAdam\n", "from mylib.contrib import layer_norm\n",
+               "from apex.contrib.fmha import FMHAFun\n"),  # removed: APX001's
         default_off=True,
     ),
     Rule(
