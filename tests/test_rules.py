@@ -58,6 +58,13 @@ def test_after_and_valid_examples_do_not(rule):
 
 
 @pytest.mark.parametrize("rule", RULES, ids=RULE_IDS)
+def test_the_documented_after_is_clean_of_every_code(rule):
+    """What the docs tell people to write reports nothing else either (APX006's after, a probe of
+    `apex.amp`, was itself an APX001 finding)."""
+    assert codes_in(rule, rule.after) == [], rule.after
+
+
+@pytest.mark.parametrize("rule", RULES, ids=RULE_IDS)
 def test_message_is_one_line_in_the_house_style(rule):
     if rule.language == "python":
         message = next(m for m in messages(rule.before) if m.startswith(rule.code + " "))

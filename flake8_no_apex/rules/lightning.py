@@ -214,11 +214,10 @@ def fix_apex_plugin(ctx, finding) -> Optional[Plan]:
                 releases=[site.node.id])
 
 
-_APEX_AVAILABLE_ADVICE = ('delete the guard (no apex build since 25.07 has apex.amp), or use '
-                          'lightning_utilities.core.imports.module_available("apex.amp")')
+_APEX_AVAILABLE_ADVICE = ("delete the guard and the apex code it protects: no apex build since 25.07 has "
+                          "apex.amp, so the flag is False wherever a current apex is installed")
 _APEX_AVAILABLE_FIX = Fix(Grade.DISPLAY, "the guarded apex code has to go first")
-_APEX_AVAILABLE_AFTER = ('from lightning_utilities.core.imports import module_available\n\n'
-                         'HAS_APEX_AMP = module_available("apex.amp")\n')
+_APEX_AVAILABLE_AFTER = "HAS_APEX_AMP = False  # no apex build since 25.07 has apex.amp: delete what it guards\n"
 _AMP_TYPE_ADVICE = 'use the string value ("native" or "apex"), or delete the apex branch'
 _AMP_TYPE_FIX = Fix(Grade.DISPLAY, "the apex branch it guards usually goes away as a whole")
 
@@ -405,8 +404,9 @@ RULES = [
         doc=("`_APEX_AVAILABLE` (`module_available(\"apex.amp\")`) left `pytorch_lightning.utilities` in 1.9 "
              "without deprecation. `importlib.util.find_spec(\"apex.amp\")` is no replacement: it raises "
              "ModuleNotFoundError when apex is not installed, and `find_spec(\"apex\")` is also satisfied by "
-             "the unrelated PyPI package `apex`. Lightning's own dependency `lightning_utilities` has the "
-             "check it used, which returns False in both cases."),
+             "the unrelated PyPI package `apex`. No check is needed any more: no apex build since 25.07 has "
+             "`apex.amp`, so the flag is False wherever a current apex is installed (a probe of `apex.amp` "
+             "would itself be an APX001 finding); delete the guard with the apex branch it protects."),
         before="from pytorch_lightning.utilities import _APEX_AVAILABLE\n",
         after=_APEX_AVAILABLE_AFTER,
         invalid=("from pytorch_lightning.utilities.imports import _APEX_AVAILABLE\n",),
