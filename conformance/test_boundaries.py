@@ -144,6 +144,9 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ("APX205", "torch.cuda.amp.grad_scaler internals"): (
         Check("removed", "2.3.0", binds("torch/cuda/amp/grad_scaler.py", "_refresh_per_optimizer_state")),
         Check("replacement", "2.3.0", binds("torch/amp/grad_scaler.py", "_refresh_per_optimizer_state")),
+        Check("removed", "2.3.0", binds("torch/cuda/amp/grad_scaler.py", "_MultiDeviceReplicator")),
+        Check("replacement", "2.3.0", binds("torch/amp/grad_scaler.py", "_MultiDeviceReplicator")),
+        Check("removed", "2.3.0", binds("torch/cuda/amp/grad_scaler.py", "amp_definitely_not_available")),
     ),
     ("APX205", "torch.cuda.amp.grad_scaler.OptState"): (  # a legacy spelling: only the new home arrives
         Check("replacement", "2.3.0", binds("torch/amp/grad_scaler.py", "OptState")),

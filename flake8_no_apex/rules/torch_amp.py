@@ -284,17 +284,25 @@ RULES = [
     Rule(
         code="APX205",
         title="torch.cuda.amp.grad_scaler internals",
-        match=(Symbols("torch.cuda.amp.grad_scaler", {"_refresh_per_optimizer_state":
-                                                      "torch.amp.grad_scaler._refresh_per_optimizer_state"}),),
+        match=(Symbols("torch.cuda.amp.grad_scaler", {
+            "_refresh_per_optimizer_state": "torch.amp.grad_scaler._refresh_per_optimizer_state",
+            "_MultiDeviceReplicator": "torch.amp.grad_scaler._MultiDeviceReplicator",
+            # imported there from torch.cuda.amp.common until 2.2, and still defined in that module
+            "amp_definitely_not_available": "torch.cuda.amp.common.amp_definitely_not_available",
+        }),),
         timeline=Timeline("torch", None, removed_in="2.3.0", replacement_since="2.3.0", source="PT-08"),
         subject="{name}",
         advice="use {replacement} (private: it moved when torch.amp.GradScaler arrived)",
         fix=Fix(Grade.DISPLAY, "a private helper: whoever imports it should look at what else moved"),
         doc=("torch 2.3 moved the GradScaler implementation to `torch.amp.grad_scaler`; "
              "`torch.cuda.amp.grad_scaler` kept only the public class and `OptState`, so importing "
-             "`_refresh_per_optimizer_state` from it is an ImportError from 2.3 on."),
+             "`_refresh_per_optimizer_state`, `_MultiDeviceReplicator` or `amp_definitely_not_available` from it "
+             "is an ImportError from 2.3 on (the wheels of 2.2.2 and 2.3.0 read)."),
         before="from torch.cuda.amp.grad_scaler import _refresh_per_optimizer_state\n",
         after="from torch.amp.grad_scaler import _refresh_per_optimizer_state\n",
+        invalid=("from torch.cuda.amp.grad_scaler import _MultiDeviceReplicator\n",
+                 "import torch\nr = torch.cuda.amp.grad_scaler._MultiDeviceReplicator(scale)\n",
+                 "from torch.cuda.amp.grad_scaler import amp_definitely_not_available\n"),
         valid=("from torch.amp.grad_scaler import OptState, _refresh_per_optimizer_state\n",
                "from torch.cuda.amp.common import amp_definitely_not_available\n"),
     ),
