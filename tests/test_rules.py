@@ -72,7 +72,8 @@ def test_message_is_one_line_in_the_house_style(rule):
         message = check_dependencies("requirements.txt", rule.before, {})[0].message
     assert "\n" not in message
     what, advice = message.split("; ", 1)
-    assert re.search(r" (is deprecated since|was removed in|was removed from NVIDIA apex on|is removed in|is maintained|"
+    assert re.search(r" (is deprecated since|was removed in|was removed from NVIDIA apex on|is removed in|"
+                     r"is maintained|"
                      r"is \"supported for historical reasons but its usage is discouraged\" since|"
                      r"is a legacy spelling \(accepted without a warning\) since)", what), message
     assert advice.split()[0] in {"use", "drop", "remove", "delete", "wrap", "iterate", "keep"}, message
