@@ -135,7 +135,7 @@ class Checker(ScopeVisitor):
         self.imported: set = set()  # libraries the module imports
         # reported only if the library is imported: (library, finding, hidden by the targets)
         self._pending: List[Tuple[str, Finding, bool]] = []
-        self._bare_roots: List[Tuple[ast.AST, ast.alias]] = []
+        self._bare_roots: List[Tuple[ast.AST, ast.alias, bool]] = []  # (import, alias, in an import probe)
         self._root_uses: Dict[str, List[str]] = defaultdict(list)
         self.calls: Dict[int, ast.Call] = {}  # callee node id -> its call
         self.imports: List[Tuple[ast.alias, ast.stmt, object]] = []  # (alias, statement, binding)
@@ -190,7 +190,7 @@ class Checker(ScopeVisitor):
                 prefix, replacement, rule = hit
                 self.report(rule, Site(alias, prefix, replacement, statement=node, binding=binding), position)
             elif alias.name in self.index.roots:
-                self._bare_roots.append((node, alias))
+                self._bare_roots.append((node, alias, self.in_import_probe > 0))
             else:
                 self._import_symbol(alias.name, Site(alias, alias.name, statement=node, binding=binding), position)
 
@@ -238,10 +238,12 @@ class Checker(ScopeVisitor):
 
     def _finish_bare_roots(self) -> None:
         """`import apex` is fine only when the module uses nothing but maintained parts."""
-        for node, alias in self._bare_roots:
+        for node, alias, probe in self._bare_roots:
             uses = self._root_uses.get(alias.name, [])
             deprecated = [hit for hit in map(self.index.deprecated_module, uses) if hit]
             if uses and not deprecated and alias.name not in uses:
+                continue
+            if probe and not uses:  # `try: import apex` / `except ImportError: HAVE_APEX = False`: is it installed?
                 continue
             # the part the module uses that matters most: a removed one before a maintained one
             prefix, replacement, rule = min(deprecated, key=lambda hit: (hit[2].default_off, -len(hit[0]))) \

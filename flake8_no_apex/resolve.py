@@ -320,6 +320,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self.scopes: List[Scope] = [Scope("module")]
         self._deferred: List[tuple] = []
         self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
+        self.in_import_probe = 0  # depth inside `try:` bodies whose handlers catch ImportError
         self.in_dual_path = 0  # depth inside a branch whose sibling uses the new spelling: never fixed
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
         self._methods: Dict[type, Callable[[ast.AST], object]] = {}
@@ -616,10 +617,12 @@ class ScopeVisitor(ast.NodeVisitor):
         since the body is the path taken wherever the new spelling exists."""
         scope = self.scopes[-1]
         before = dict(scope)
+        guards_import = any(self._catches_import_error(h) for h in node.handlers)
+        self.in_import_probe += guards_import
         for stmt in node.body:
             self.visit(stmt)
+        self.in_import_probe -= guards_import
         from_body = {k: v for k, v in scope.items() if before.get(k) is not v}
-        guards_import = any(self._catches_import_error(h) for h in node.handlers)
         shim = guards_import and self.uses_new_spelling(node.body)
         for handler in node.handlers:
             if handler.type is not None:

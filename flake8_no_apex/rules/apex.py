@@ -175,8 +175,9 @@ RULES = [
              "October 2022 (first tag 23.05) and deleted them in May 2025 (first tag without them: "
              "25.07): the import fails on any current apex build. A bare `import apex` is reported "
              "unless the module only uses the maintained parts (`apex.optimizers`, "
-             "`apex.normalization`, `apex.contrib`, ...). Imports stay reported inside "
-             "`try/except ImportError`: they are what a migration removes."),
+             "`apex.normalization`, `apex.contrib`, ...), or uses no part at all inside `try/except "
+             "ImportError` (an availability probe: `HAVE_APEX = True`). Imports of the removed parts stay "
+             "reported inside `try/except ImportError`: they are what a migration removes."),
         before="from apex import amp\n",
         after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n",
         invalid=(
@@ -186,9 +187,12 @@ RULES = [
             "import apex\nmodel, opt = apex.amp.initialize(model, opt)\n",
             "import apex\n",
             "try:\n    from apex import amp\nexcept ImportError:\n    amp = None\n",
+            "try:\n    import apex\nexcept ImportError:\n    apex = None\nmodel, opt = apex.amp.initialize(model, opt)\n",
         ),
         valid=(
             "import apex\nopt = apex.optimizers.FusedAdam(params)\n",
+            # an availability probe (megatron-core 0.16, 8 modules) uses no part of apex
+            "try:\n    import apex  # noqa: F401\n    HAVE_APEX = True\nexcept ImportError:\n    HAVE_APEX = False\n",
             "from apex.optimizers import FusedAdam\n",
             "from . import amp\n",
             "from amp import Amp\n",
