@@ -187,7 +187,8 @@ RULES = [
             "import apex\nmodel, opt = apex.amp.initialize(model, opt)\n",
             "import apex\n",
             "try:\n    from apex import amp\nexcept ImportError:\n    amp = None\n",
-            "try:\n    import apex\nexcept ImportError:\n    apex = None\nmodel, opt = apex.amp.initialize(model, opt)\n",
+            "try:\n    import apex\nexcept ImportError:\n    apex = None\n"
+            "model, opt = apex.amp.initialize(model, opt)\n",
         ),
         valid=(
             "import apex\nopt = apex.optimizers.FusedAdam(params)\n",
