@@ -223,7 +223,7 @@ SCENARIOS = {
     ("APX008", 'precision=16 and "bf16"'): Scenario(
         DISCOURAGED, invalid=(DISCOURAGED, DISCOURAGED, DISCOURAGED), observe=observe_trainer,
         prelude="import types\nargs = types.SimpleNamespace(fp16=True)\n"),
-    ("APX008", "precision=32 and 64"): Scenario(SILENT, invalid=(SILENT, SILENT), observe=observe_trainer),
+    ("APX010", "precision=32 and 64"): Scenario(SILENT, invalid=(SILENT, SILENT), observe=observe_trainer),
     ("APX009", "using_native_amp"): Scenario(
         Raises(TypeError, "missing .* required positional argument"), epilogue=FIT_ONE_STEP),
     # --- torch ----------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
         Check("deprecated", "2.0.0", text_anywhere("is supported for historical reasons but its usage is discouraged")),
         Check("replacement", "2.0.0", text_anywhere('"16-mixed"')),
     ),
-    ("APX008", "precision=32 and 64"): (  # a legacy spelling: only the new one arrives, nothing warns
+    ("APX010", "precision=32 and 64"): (  # a legacy spelling: only the new one arrives, nothing warns
         Check("replacement", "2.0.0", text_anywhere('"32-true"')),
     ),
     ("APX009", "using_native_amp"): (

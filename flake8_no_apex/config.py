@@ -39,7 +39,7 @@ class Settings:
                  targets: str = "auto"):
         self.select = select  # None: flake8's default selection
         self.extend_select = list(extend_select)
-        self.ignore = ignore  # None: the default ignore list (APX107, APX108, APX110)
+        self.ignore = ignore  # None: the default ignore list (codes.DEFAULT_OFF)
         self.extend_ignore = list(extend_ignore)
         self.per_file_ignores = per_file_ignores  # flake8's `pattern:codes ...` mapping
         self.docs_url = docs_url  # where the README with the rule docs is, for links in JSON and SARIF

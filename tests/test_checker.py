@@ -310,7 +310,7 @@ def test_precision_only_on_resolved_lightning_calls():
         fabric_cls(precision=64)
         pl.Trainer(precision="16-mixed")
         """
-    ) == ["APX008", "APX008"]
+    ) == ["APX008", "APX010"]
 
 
 def test_precision_messages_say_what_lightning_does():
@@ -319,7 +319,7 @@ def test_precision_messages_say_what_lightning_does():
     assert message == ('APX008 precision="bf16" is "supported for historical reasons but its usage is discouraged" '
                        'since Lightning 2.0; use precision="bf16-mixed"')
     (message,) = messages('from lightning import Trainer\nTrainer(precision=64)\n')
-    assert message == ('APX008 precision=64 is a legacy spelling (accepted without a warning) since Lightning 2.0; '
+    assert message == ('APX010 precision=64 is a legacy spelling (accepted without a warning) since Lightning 2.0; '
                        'use precision="64-true"')
     assert "deprecated" not in message
 

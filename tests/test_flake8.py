@@ -62,6 +62,14 @@ def test_maintained_apex_parts_are_off_by_default():
     assert "APX107" in {code for _, _, code in found("--select", "APX", path)}
 
 
+def test_working_precision_aliases_are_off_by_default():
+    """`precision=32`/`64` are documented Lightning 2.x values that never warn: reporting them by
+    default was noise on working code (issue 21); APX010 is opt-in, the discouraged 16 stays on."""
+    source = "import pytorch_lightning as pl\nt = pl.Trainer(precision=16 if 1 else 32)\nu = pl.Trainer(precision=64)\n"
+    assert {code for _, _, code in found("-", stdin=source)} == {"APX008"}
+    assert {code for _, _, code in found("--extend-select", "APX010", "-", stdin=source)} == {"APX008", "APX010"}
+
+
 def test_noqa(tmp_path):
     source = tmp_path / "noqa.py"
     source.write_text(

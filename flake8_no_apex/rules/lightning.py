@@ -561,7 +561,7 @@ RULES = [
         fixer=fix_precision,
     ),
     Rule(
-        code="APX008",
+        code="APX010",
         title="precision=32 and 64",
         match=(Keyword("precision", callees=_PRECISION_CALLEES,
                        values={32: '"32-true"', "32": '"32-true"', 64: '"64-true"', "64": '"64-true"'}),),
@@ -570,8 +570,9 @@ RULES = [
         advice="use precision={replacement}",
         fix=Fix(Grade.SAFE, "Lightning maps the legacy value to exactly this one"),
         doc=("Lightning 2.0 renamed 32 -> \"32-true\" and 64 -> \"64-true\". No release warns for the old "
-             "values (2.x accepts them silently as aliases): this is a spelling to modernise, not a "
-             "deprecation. " + _PRECISION_CALLEES_DOC),
+             "values: 2.x documents and accepts them as aliases, so this is a spelling to modernise, not a "
+             "deprecation, and off by default (flake8's extended default ignore): working code is not noise to "
+             "report. Enable it with `--extend-select APX010` or `--select APX`. " + _PRECISION_CALLEES_DOC),
         before='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision=32)\n',
         after='from lightning.pytorch import Trainer\n\ntrainer = Trainer(precision="32-true")\n',
         invalid=(
@@ -580,6 +581,7 @@ RULES = [
         ),
         valid=('import pytorch_lightning as pl\nt = pl.Trainer(precision="32-true")\n',),
         fixer=fix_precision,
+        default_off=True,
     ),
     Rule(
         code="APX009",
