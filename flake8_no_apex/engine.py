@@ -19,7 +19,7 @@ from .checker import RuleIndex, default_index
 from .config import Settings
 from .edits import Source
 from .files import YAML_SUFFIXES, Decoded, MalformedFile, compiled_by_python, is_dependency_file
-from .fixer import FixResult, Round, fix_text, noqa_lines
+from .fixer import FixResult, Round, fix_text, ignores_file, noqa_lines
 from .prefilter import Prefilter, default as default_prefilter
 from .project import ProjectImports
 from .table import Finding, Floors, Grade, Plan
@@ -134,6 +134,8 @@ class Session:
 
     def _python(self, document: Document) -> Analysis:
         source_text = document.text
+        if self.settings is not None and ignores_file(source_text):  # `# flake8: noqa`, as flake8 skips it
+            return Analysis(document, Source(source_text), [], {})
         if not self.prefilter.may_match(source_text):  # no word of any rule: nothing to find
             if document.named and document.tree is None:
                 _syntax_check(document)
@@ -175,6 +177,8 @@ class Session:
         FixError when the fixed text would not compile. Names that other modules of the run
         (`project`) import from it keep their imports."""
         if document.read_as == PYTHON:
+            if self.settings is not None and ignores_file(document.text):  # flake8 would not check it
+                return FixResult(document.text)
             if not self.prefilter.may_match(document.text):
                 _syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
                 return FixResult(document.text)

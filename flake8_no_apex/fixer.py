@@ -160,10 +160,9 @@ _LONE_CR = re.compile(r"\r(?!\n)")  # a line break for Python, not for `statemen
 
 
 @lru_cache(maxsize=None)
-def noqa_pattern() -> "re.Pattern[str]":
-    """flake8's own `# noqa` (flake8.defaults.NOQA_INLINE_REGEXP), for suppressions and for
-    `--add-noqa`, read from the installed flake8's defaults module alone: importing the flake8
-    package sets up its logging, which cost a check more than the rest of its noqa handling."""
+def _flake8_defaults():
+    """The installed flake8's defaults module, read alone: importing the flake8 package sets up
+    its logging, which cost a check more than the rest of its noqa handling."""
     if "flake8.defaults" not in sys.modules:
         import importlib.util
 
@@ -175,12 +174,27 @@ def noqa_pattern() -> "re.Pattern[str]":
                 module = importlib.util.module_from_spec(alone)
                 try:
                     alone.loader.exec_module(module)
-                    return module.NOQA_INLINE_REGEXP
+                    if hasattr(module, "NOQA_INLINE_REGEXP") and hasattr(module, "NOQA_FILE"):
+                        return module
                 except (ImportError, OSError, AttributeError):  # a layout this does not know: import it
                     pass
-    from flake8.defaults import NOQA_INLINE_REGEXP
+    import flake8.defaults
 
-    return NOQA_INLINE_REGEXP
+    return flake8.defaults
+
+
+def noqa_pattern() -> "re.Pattern[str]":
+    """flake8's own `# noqa` (flake8.defaults.NOQA_INLINE_REGEXP), for suppressions and for `--add-noqa`."""
+    return _flake8_defaults().NOQA_INLINE_REGEXP
+
+
+def ignores_file(text: str) -> bool:
+    """flake8's file-level `# flake8: noqa`: a line that flake8.defaults.NOQA_FILE matches from its
+    start (one after code does not count), as flake8's FileProcessor.should_ignore_file asks."""
+    if "flake8" not in text.lower():
+        return False
+    pattern = _flake8_defaults().NOQA_FILE
+    return any(pattern.match(line) for line in text.splitlines())
 
 
 def _lines_read_alone(source: Source, noqa: Set[int], literals: Sequence[Tuple[int, int]]) -> bool:

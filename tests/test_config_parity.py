@@ -46,6 +46,18 @@ FILES = {
         with torch.cuda.amp.autocast():
             pass
         """,
+    # a file-level `# flake8: noqa` skips the file (issue 21: check reported it); after code it does not
+    "generated.py": """\
+        # Flake8: NOQA
+        import torch
+
+        scaler = torch.cuda.amp.GradScaler()
+        """,
+    "not_skipped.py": """\
+        import torch  # flake8: noqa
+
+        scaler = torch.cuda.amp.GradScaler()
+        """,
 }
 CONFIGS = [
     "",
