@@ -838,7 +838,7 @@ def test_noqa_is_read_with_flake8s_own_pattern():
     """The pattern is the installed flake8's, read from its defaults module alone."""
     from flake8.defaults import NOQA_INLINE_REGEXP
 
-    fixer.noqa_pattern.cache_clear()
+    fixer._flake8_defaults.cache_clear()
     assert fixer.noqa_pattern() is NOQA_INLINE_REGEXP  # flake8.defaults is imported here: that module's
     pattern = subprocess.run(
         [sys.executable, "-c", "import sys; from flake8_no_apex import fixer; p = fixer.noqa_pattern(); "
