@@ -350,6 +350,27 @@ def _blocks(tree: ast.Module) -> Dict[int, List[ast.stmt]]:
     return blocks
 
 
+def _duplicated_imports(ctx: FixContext, checker: Checker, original: Set[int], origin: Callable[[int], int]
+                        ) -> List[Plan]:
+    """`from m import A, A`, where the fixes made the second A (a rename to a name the import
+    already has, or a name added beside one renamed to it in the same round): the later ones go,
+    as the binding is the same. Duplicates the module had before the fixes stay."""
+    plans = []
+    for statement in {id(s): s for _, s, _ in checker.imports if isinstance(s, ast.ImportFrom)}.values():
+        seen: Dict[Tuple[str, Optional[str]], ast.alias] = {}
+        for alias in statement.names:
+            key = (alias.name, alias.asname)
+            if key not in seen:
+                seen[key] = alias
+                continue
+            made = [a for a in (seen[key], alias) if origin(ctx.source.span(a)[0]) not in original]
+            if made:
+                edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name", statement)
+                if edit is not None:
+                    plans.append(plan([edit], Grade.SAFE))
+    return plans
+
+
 def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[int],
                     exported: Callable[[str], bool], origin: Callable[[int], int]) -> List[Plan]:
     """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
@@ -489,9 +510,17 @@ class Round:
         ones `fix` may apply (`fix_text` proves its plans the same way). Nothing is applied."""
         ctx = self.context()
         planned: List[Optional[Plan]] = []
+        used_before: Optional[Set[int]] = None
         for finding in self.findings:
             fixed = _plan(ctx, finding)
-            planned.append(fixed if fixed is not None and self.compiles(ctx, fixed) else None)
+            if fixed is not None and not self.compiles(ctx, fixed):
+                fixed = None
+            if fixed is not None:
+                fixed = self.finished(ctx, fixed)
+                if fixed.releases:  # the imports it leaves unused go too, as in `fix`
+                    used_before = used_imports(self.checker, self.source) if used_before is None else used_before
+                    fixed = self._with_cleanup(fixed, used_before)
+            planned.append(fixed)
         return planned
 
     def finished(self, ctx: FixContext, fixed: Plan) -> Plan:
@@ -509,6 +538,42 @@ class Round:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         return True
+
+    def _with_cleanup(self, finished: Plan, used_before: Set[int]) -> Plan:
+        """A finished plan with the removal of the imports whose last use it rewrites, as the
+        round of `fix` after it removes them: the text it then leaves, as edits of this text (a
+        quick fix that left `from apex import amp` would still fail where apex has no amp)."""
+        text = self.source.apply(finished.edits)
+        after = Round.of(text, self.floors, index=self.checker.index, honour_noqa=False)
+        applied = FixResult(text, rounds=[sorted(finished.edits)])
+        cleanup = _unused_imports(after.context(), after.checker, set(finished.releases), used_before, _nothing,
+                                  applied.original_offset)
+        edits, _ = _choose([(p, []) for p in cleanup])
+        if not edits:
+            return finished
+        final = after.source.apply(edits)
+        try:
+            compile(final, "<plan>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return finished
+        return replace_fields(finished, edits=tuple(_line_edits(self.source, final)))
+
+
+def _nothing(name: str) -> bool:
+    return False
+
+
+def _line_edits(source: Source, final: str) -> List[TextEdit]:
+    """Edits that turn the source into `final`, by whole lines where they differ."""
+    import difflib
+
+    old, new = source.text.splitlines(keepends=True), final.splitlines(keepends=True)
+    starts = [0]
+    for line in old:
+        starts.append(starts[-1] + len(line))
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [TextEdit(starts[i1], starts[i2], "".join(new[j1:j2]))
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
 def _never(line: int, code: str) -> bool:
@@ -531,6 +596,7 @@ def fix_text(
     result = FixResult(text)
     released: Set[str] = set()
     used_before: Optional[Set[int]] = None
+    original: Set[int] = set()  # where the imported names stood before the fixes
     tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled or spliced from the last
     spliced = False  # the tree is the last round's with the statements the edits are in parsed again
     source: Optional[Source] = None  # the fixed text's
@@ -541,6 +607,7 @@ def fix_text(
         ctx = now.context()
         if used_before is None:
             used_before = used_imports(now.checker, now.source)
+            original = {now.source.span(alias)[0] for alias, _, _ in now.checker.imports}
         by_plan: Dict[Plan, List[Finding]] = {}
         result.unsafe = 0
         for finding in now.findings:
@@ -554,6 +621,9 @@ def fix_text(
                 result.unsafe += 1
         for cleanup in _unused_imports(ctx, now.checker, released, used_before, exported, result.original_offset):
             by_plan.setdefault(cleanup, [])
+        if rounds:  # only fixes make duplicates
+            for cleanup in _duplicated_imports(ctx, now.checker, original, result.original_offset):
+                by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:
             result.notes += [(line, text) for text, line in ctx.explanations.items()]

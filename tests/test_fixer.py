@@ -865,3 +865,39 @@ def test_custom_fwd_already_given_its_device_type_is_only_renamed():
             return x
         """,
     )
+
+
+def test_an_offered_plan_is_whole_its_import_added_and_the_imports_it_leaves_unused_removed():
+    """What check's JSON and the editor offer is what fix writes: with `import torch` where the new
+    code needs it, and without `from apex import amp` once the migration rewrote its every use."""
+    text = "from torch.cuda.amp import autocast\nwith autocast():\n    pass\n"
+    only = next(p for p in fixer.Round.of(text, {}).plans() if p is not None)
+    assert fixer.Source(text).apply(only.edits) == fix_text(text).text
+    migration = textwrap.dedent("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        for x, y in loader:
+            loss = criterion(model(x), y)
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """)
+    plan = next(p for p in fixer.Round.of(migration, {}).plans() if p is not None)
+    assert fixer.Source(migration).apply(plan.edits) == fix_text(migration, unsafe=True).text
+
+
+@pytest.mark.parametrize("floor, new", [("1.9", "MixedPrecisionPlugin"), (None, "MixedPrecision")])
+def test_two_old_names_of_one_new_class_leave_one_import_of_it(floor, new):
+    """`import NativeMixedPrecisionPlugin, MixedPrecisionPlugin` renamed both to one name: `import A, A`."""
+    floors = {"lightning": Version(floor)} if floor else {}
+    text = ("from pytorch_lightning.plugins import NativeMixedPrecisionPlugin, MixedPrecisionPlugin\n\n"
+            "a = NativeMixedPrecisionPlugin(16, 'cuda')\nb = MixedPrecisionPlugin(16, 'cuda')\n")
+    fixed = fix_text(text, floors).text
+    assert fixed.splitlines()[0] == f"from pytorch_lightning.plugins import {new}"
+    # a rename and the name an unsafe fix adds beside it in the same round: one import too
+    legacy = ("from pytorch_lightning.plugins import ApexMixedPrecisionPlugin, NativeMixedPrecisionPlugin\n\n"
+              "a = ApexMixedPrecisionPlugin(amp_level='O2')\nb = NativeMixedPrecisionPlugin(16, 'cuda')\n")
+    first = fix_text(legacy, floors, unsafe=True).text.splitlines()[0]
+    assert first == f"from pytorch_lightning.plugins import {new}"
+    assert fix_text("from x import A, A\nimport torch\ntorch.cuda.amp.autocast()\n").text.startswith("from x import A, A")

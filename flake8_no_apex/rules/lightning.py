@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import drop_option, module_span, remove_argument, rename_attribute, replace, replace_value
+from ..edits import drop_option, module_span, remove_argument, remove_element, rename_attribute, replace, replace_value
 from ..resolve import canonical
 from ..table import (DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Plan, Rule, Symbols,
                      TextEdit, Timeline, plan)
@@ -110,7 +110,10 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
     binding = ctx.binding(alias)
     if package is None or binding is None or getattr(alias, "lineno", None) is None or not binding.uses:
         return None
-    if alias.asname is None and (old in ctx.named_in_strings or ctx.binds(new)):
+    # `import Native..., MixedPrecisionPlugin` (or two old names of one new class): the import
+    # already binds the new name, or an earlier name of it is renamed to it; the old name goes
+    shared = package == statement.module and alias.asname is None and _bound_beside(ctx, statement, alias, new)
+    if alias.asname is None and not shared and (old in ctx.named_in_strings or ctx.binds(new)):
         return None
     if any(ctx.noqa(use.lineno, "APX007") for use in binding.uses):
         return None
@@ -121,7 +124,10 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
             return None
         edits.append(TextEdit(*module, package))
     start = ctx.source.span(alias)[0]
-    edits.append(TextEdit(start, start + len(old), new))
+    edits.append(remove_element(ctx.source, alias, "dotted_name", statement) if shared
+                 else TextEdit(start, start + len(old), new))
+    if None in edits:
+        return None
     grade = Grade.SAFE
     for use in binding.uses:
         if alias.asname is None:
@@ -147,6 +153,21 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
 _IDENTITY = ("; a module that uses the name as a value (isinstance, issubclass, a base class, `__name__`) "
              "gets it as unsafe: the old name is a subclass of the new one, which the Trainer builds, so an "
              "isinstance check of it changes answer")
+
+
+def _bound_beside(ctx, statement: ast.ImportFrom, alias: ast.alias, new: str) -> bool:
+    """Whether another name of the same import binds `new` already, or is an earlier old name
+    that its own rename turns into `new` (the first of them is renamed, the others go)."""
+    for other in statement.names:
+        if other is alias or other.asname is not None:
+            continue
+        if other.name == new:
+            return True
+        if statement.names.index(other) < statement.names.index(alias) and any(
+                f.site.node is other and f.rule.fixer is fix_rename
+                and f.site.replacement.format(**ctx.spelled) == new for f in ctx.findings):
+            return True
+    return False
 
 
 def fix_rename(ctx, finding) -> Optional[Plan]:
