@@ -139,8 +139,15 @@ class Scenario:
 SCENARIOS = {
     # --- NVIDIA apex: not on the registry, so its timeline rests on the cited sources ------------
     ("APX001", "import of deprecated NVIDIA apex"): Scenario(
-        APEX_ABSENT, invalid=(APEX_ABSENT,) * 5 + (NOT_RUNNABLE,),  # the last one catches the ImportError
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 5 + (NOT_RUNNABLE,) * 2,  # the last two catch the ImportError
         prelude=TORCH, verdict="cited source"),
+    # removed after apex's last tag: their history is read from apex's git (test_apex_history.py)
+    ("APX001", "import of apex.transformer (removed 2026-01-14)"): Scenario(
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 2, prelude=TORCH, verdict="cited source"),
+    ("APX001", "import of apex.contrib.fmha, multihead_attn (removed 2026-07-08)"): Scenario(
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 2, prelude=TORCH, verdict="cited source"),
+    ("APX001", "import of apex.contrib.gpu_direct_storage (removed 2026-07-08)"): Scenario(
+        APEX_ABSENT, prelude=TORCH, verdict="cited source"),
     ("APX001", "import of apex.reparameterization"): Scenario(APEX_ABSENT, prelude=TORCH, verdict="cited source"),
     ("APX101", "apex amp.initialize"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, observe=default_observation,
                                                 verdict="cited source"),
@@ -166,9 +173,10 @@ SCENARIOS = {
         APEX_ABSENT, prelude=TORCH, observe=observe_module("norm"), verdict="wheel source"),
     ("APX109", "NVIDIA apex dependency"): Scenario(NOT_RUNNABLE, verdict="cited source"),
     ("APX108", "apex.normalization autograd Functions"): Scenario(
-        APEX_ABSENT, prelude=TORCH + "weight, bias = torch.ones(4), torch.zeros(4)\n", verdict="wheel source"),
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 3, prelude=TORCH + "weight, bias = torch.ones(4), torch.zeros(4)\n",
+        verdict="wheel source"),
     ("APX110", "other apex parts without a native equivalent"): Scenario(
-        APEX_ABSENT, invalid=(APEX_ABSENT,) * 4, prelude=TORCH, verdict="cited source"),
+        APEX_ABSENT, invalid=(APEX_ABSENT,) * 3, prelude=TORCH, verdict="cited source"),
     ("APX110", "other apex parts with a native equivalent"): Scenario(
         APEX_ABSENT, invalid=(APEX_ABSENT,), prelude=TORCH, verdict="cited source"),
     # --- Lightning ------------------------------------------------------------------------------
@@ -248,7 +256,9 @@ SCENARIOS = {
         prelude=TORCH, epilogue="_output = F.apply(x)\n",
         observe=lambda outcome: (default_observation(outcome), outcome.namespace["_output"].tolist())),
     ("APX205", "torch.cuda.amp.grad_scaler internals"): Scenario(
-        Raises(ImportError, "_refresh_per_optimizer_state"), prelude=TORCH),
+        Raises(ImportError, "_refresh_per_optimizer_state"),
+        invalid=(Raises(ImportError, "_MultiDeviceReplicator"), Raises(AttributeError, "_MultiDeviceReplicator"),
+                 Raises(ImportError, "amp_definitely_not_available")), prelude=TORCH),
     ("APX205", "torch.cuda.amp.grad_scaler.OptState"): Scenario(SILENT, prelude=TORCH),
     ("APX205", "torch.cuda.amp.autocast_mode._cast"): Scenario(
         Warns(TORCH_DEPRECATION, r"autocast_mode\._cast\(value, dtype\)` is deprecated"), prelude=TORCH),

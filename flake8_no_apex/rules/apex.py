@@ -225,7 +225,7 @@ RULES = [
              "to migrate to Megatron Core\" since commit 8ad740d3 (2025-05-14, first tag 25.07), and was deleted "
              "by commit 4fcca776 (2026-01-14): an apex built from its main branch has no `apex.transformer`."),
         before="from apex.transformer import parallel_state\n",
-        after="from megatron.core import parallel_state\n",
+        after="from torch.distributed.tensor.parallel import parallelize_module\n",
         invalid=("import apex.transformer.tensor_parallel as tp\n",
                  "from apex.transformer.pipeline_parallel.utils import get_num_microbatches\n"),
         valid=("from megatron.core import parallel_state\n",),
@@ -262,7 +262,7 @@ RULES = [
              "We encourage you to use `torch.cuda.gds` module of PyTorch as a replacement\" since commit 8ad740d3 "
              "(2025-05-14, first tag 25.07), and was deleted by commit 6424da3b (2026-07-08)."),
         before="from apex.contrib.gpu_direct_storage import GDSFile\n",
-        after="import torch\n\nfile = torch.cuda.gds.GdsFile(path, os.O_RDONLY)\n",
+        after="import torch.cuda.gds\n\nGdsFile = torch.cuda.gds.GdsFile  # GdsFile(path, os.O_RDONLY)\n",
     ),
     Rule(
         code="APX109",
