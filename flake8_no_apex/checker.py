@@ -139,6 +139,7 @@ class Checker(ScopeVisitor):
         self._root_uses: Dict[str, List[str]] = defaultdict(list)
         self.calls: Dict[int, ast.Call] = {}  # callee node id -> its call
         self.imports: List[Tuple[ast.alias, ast.stmt, object]] = []  # (alias, statement, binding)
+        self.hints: set = set()  # ids of the names and attribute chains read in annotations
 
     def check(self, tree: ast.AST) -> List[Finding]:
         self.run(tree)
@@ -299,6 +300,8 @@ class Checker(ScopeVisitor):
         the commonest node), then it is a symbol reference or a use of a library name."""
         if node.ctx.__class__ is not ast.Load:
             return
+        if self.in_annotation:
+            self.hints.add(id(node))
         binding = self.lookup(node.id)
         if binding is None:
             return
@@ -320,6 +323,8 @@ class Checker(ScopeVisitor):
         while isinstance(root, ast.Attribute):
             links.append(root)
             root = root.value
+        if self.in_annotation:
+            self.hints.update(map(id, links))
         binding = self.lookup(root.id) if isinstance(root, ast.Name) else None
         qualnames: List[Optional[str]] = []  # of each link, innermost first
         qualname = binding.qualname if binding is not None else None

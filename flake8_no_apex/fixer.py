@@ -45,6 +45,7 @@ class FixContext:
     calls: Dict[int, ast.Call]  # id of a callee -> its call
     bound: Set[str]  # every name the module binds, in any scope (the resolver's)
     holder_strings: List[str]  # the strings of annotations and `__all__` values (the resolver's)
+    hints: Set[int]  # ids of the references read in annotations (the resolver's)
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
@@ -64,24 +65,6 @@ class FixContext:
         return {id(d) for n in walk(self.tree) for d in getattr(n, "decorator_list", ())}
 
     @cached_property
-    def annotations(self) -> Set[int]:
-        """ids of the nodes inside annotations (of parameters, returns and variables): a name
-        read there is a type hint, whatever class it names (on demand: a walk of the whole tree)."""
-        inside: Set[int] = set()
-        for node in walk(self.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                arguments = node.args
-                hints = [a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                                                arguments.vararg, arguments.kwarg) if a is not None]
-                hints.append(node.returns)
-            elif isinstance(node, ast.AnnAssign):
-                hints = [node.annotation]
-            else:
-                continue
-            inside.update(id(n) for hint in hints if hint is not None for n in walk(hint))
-        return inside
-
-    @cached_property
     def uncalled(self) -> Set[Tuple[str, str]]:
         """(code, name) of deprecated names the module uses as values, not calls nor type hints:
         `isinstance(s, torch.cuda.amp.GradScaler)` is False for a `torch.amp.GradScaler` built by
@@ -93,8 +76,8 @@ class FixContext:
         }
 
     def is_hint(self, node: ast.AST) -> bool:
-        """Whether a reference is (part of) an annotation."""
-        return id(node) in self.annotations
+        """Whether a reference is (part of) an annotation (the resolver marks what it reads there)."""
+        return id(node) in self.hints
 
     def binds(self, name: str) -> bool:
         """Whether the module binds `name` anywhere."""
@@ -502,7 +485,8 @@ class Round:
         self.source.know_fstrings(self.checker.joined_strings)
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
-                          self.checker.calls, self.checker.bound_names, self.checker.holder_strings, self.findings)
+                          self.checker.calls, self.checker.bound_names, self.checker.holder_strings,
+                          self.checker.hints, self.findings)
 
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check
@@ -517,7 +501,7 @@ class Round:
                 fixed = None
             if fixed is not None:
                 fixed = self.finished(ctx, fixed)
-                if fixed.releases:  # the imports it leaves unused go too, as in `fix`
+                if fixed.releases and self._rewrites_every_use(fixed):  # the imports it leaves unused go too
                     used_before = used_imports(self.checker, self.source) if used_before is None else used_before
                     fixed = self._with_cleanup(fixed, used_before)
             planned.append(fixed)
@@ -532,12 +516,84 @@ class Round:
         return replace_fields(fixed, edits=tuple(self.source.requote(e) for e in edits))
 
     def compiles(self, ctx: FixContext, fixed: Plan) -> bool:
-        """Whether the module compiles with this plan alone applied."""
-        try:
-            compile(self.source.apply(self.finished(ctx, fixed).edits), "<plan>", "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return False
+        """Whether the module compiles with this plan alone applied. Each edit's unit (the
+        innermost function or class around it, else its top-level statement, or the lines it
+        inserts between statements) is compiled alone, behind the module's `from __future__`
+        imports: the rest of the module is as it was, and compiled. A whole module per plan cost a
+        check 1.5x; a unit that holds `nonlocal` (bound by a function around it) is no unit."""
+        edits = self.finished(ctx, fixed).edits
+        units: Dict[Tuple[int, int, bool], List[TextEdit]] = {}
+        for edit in edits:
+            units.setdefault(self._unit(edit), []).append(edit)
+        if any("nonlocal" in self.source.text[self.source.line_start(lo):self._line_end(hi)]
+               for lo, hi, _ in units):
+            units = {(1, self._line_count, False): list(edits)}
+        future = "".join(self.source.segment(s) + "\n" for s in self.tree.body
+                         if isinstance(s, ast.ImportFrom) and s.module == "__future__")
+        for (lo, hi, nested), inside in units.items():
+            start, end = self.source.line_start(lo), self._line_end(hi)
+            chunk = Source(self.source.text[start:end]).apply(
+                [TextEdit(e.start - start, e.end - start, e.text) for e in inside])
+            header = (future if lo > 1 else "") + ("if 1:\n" if nested else "")
+            try:
+                compile(header + chunk, "<plan>", "exec", dont_inherit=True)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return False
         return True
+
+    @cached_property
+    def _line_count(self) -> int:
+        return self.source.position(len(self.source.text))[0]
+
+    def _line_end(self, line: int) -> int:
+        return self.source.line_start(line + 1) if line < self._line_count else len(self.source.text)
+
+    def _unit(self, edit: TextEdit) -> Tuple[int, int, bool]:
+        """(first line, last line, indented) of the code an edit is compiled with: the innermost
+        function or class whose lines hold it, else the top-level statements it touches."""
+        first, last = self.source.position(edit.start)[0], self.source.position(edit.end)[0]
+        unit = (*self._top_level_lines(first, last), False)
+        body: List[ast.stmt] = self.tree.body
+        nested = False
+        while body:
+            inner = next((s for s in body if _first_line(s) <= first and last <= s.end_lineno), None)
+            if inner is None:
+                break
+            if isinstance(inner, _SCOPES) and nested:
+                unit = (_first_line(inner), inner.end_lineno, True)
+            nested = True
+            body = [c for name in ("body", "orelse", "finalbody") for c in getattr(inner, name, ())
+                    if isinstance(c, ast.stmt)]
+            body += [c for block in (*getattr(inner, "handlers", ()), *getattr(inner, "cases", ())) for c in block.body]
+        return unit
+
+    def _top_level_lines(self, lo: int, hi: int) -> Tuple[int, int]:
+        """Lines lo..hi widened to the top-level statements they touch (whole lines, with
+        decorators, and with any statement that shares a line with them: `a = 1; b = (`)."""
+        tops, bottoms = self._statement_lines
+        while True:  # the statements overlapping lo..hi: the first ending at lo or later, the last starting by hi
+            below, above = bisect.bisect_left(bottoms, lo), bisect.bisect_right(tops, hi) - 1
+            if below > above:
+                return lo, hi
+            wider = min(lo, tops[below]), max(hi, bottoms[above])
+            if wider == (lo, hi):
+                return lo, hi
+            lo, hi = wider
+
+    @cached_property
+    def _statement_lines(self) -> Tuple[List[int], List[int]]:
+        """First lines (decorators included) and last lines of the top-level statements, in order."""
+        return [_first_line(s) for s in self.tree.body], [s.end_lineno for s in self.tree.body]
+
+    def _rewrites_every_use(self, finished: Plan) -> bool:
+        """Whether the plan rewrites every use of an import it releases (only then can `fix`'s
+        cleanup remove one: the analysis of the text after it is needed only then)."""
+        spans = [(e.start, e.end) for e in finished.edits]
+        for alias, _, binding in self.checker.imports:
+            if (alias.asname or alias.name.split(".")[0]) in finished.releases and binding.uses and all(
+                    any(start <= self.source.span(use)[0] < end for start, end in spans) for use in binding.uses):
+                return True
+        return False
 
     def _with_cleanup(self, finished: Plan, used_before: Set[int]) -> Plan:
         """A finished plan with the removal of the imports whose last use it rewrites, as the
@@ -557,6 +613,14 @@ class Round:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return finished
         return replace_fields(finished, edits=tuple(_line_edits(self.source, final)))
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """A statement's first line, its decorators included."""
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
 
 
 def _nothing(name: str) -> bool:

@@ -321,6 +321,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self._deferred: List[tuple] = []
         self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
         self.in_import_probe = 0  # depth inside `try:` bodies whose handlers catch ImportError
+        self.in_annotation = 0  # depth inside annotations of parameters, returns and variables
         self.in_dual_path = 0  # depth inside a branch whose sibling uses the new spelling: never fixed
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
         self._methods: Dict[type, Callable[[ast.AST], object]] = {}
@@ -501,7 +502,9 @@ class ScopeVisitor(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         exports = isinstance(node.target, ast.Name) and node.target.id == "__all__"
+        self.in_annotation += 1
         self._visit_holding(node.annotation, not exports)
+        self.in_annotation -= 1
         if node.value is not None:
             self._visit_holding(node.value, exports)
         self._assign([node.target], node.value)
@@ -553,11 +556,13 @@ class ScopeVisitor(ast.NodeVisitor):
     def _visit_function(self, node) -> None:
         for expr in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
             self.visit(expr)
+        self.in_annotation += 1
         for arg in _parameters(node.args):
             if arg.annotation is not None:
                 self._visit_holding(arg.annotation)
         if node.returns is not None:
             self._visit_holding(node.returns)
+        self.in_annotation -= 1
         self.bind(node.name, UNKNOWN)
         self.on_function(node)
         scope = Scope("function")

@@ -902,3 +902,40 @@ def test_two_old_names_of_one_new_class_leave_one_import_of_it(floor, new):
     assert first == f"from pytorch_lightning.plugins import {new}"
     own = "from x import A, A\nimport torch\ntorch.cuda.amp.autocast()\n"  # duplicates the code had stay
     assert fix_text(own).text.startswith("from x import A, A")
+
+
+def _whole_module_compiles(round_, ctx, plan) -> bool:
+    try:
+        compile(round_.source.apply(round_.finished(ctx, plan).edits), "<whole>", "exec", dont_inherit=True)
+    except SyntaxError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("text, broken", [
+    ("import torch\n\n@decorate\ndef f():\n    return torch.cuda.amp.autocast()\n", "return"),
+    ("from __future__ import annotations\nimport torch\nx = 1; y = (\n    torch.cuda.amp.autocast())\n", "yield"),
+    ('"""Doc."""\nfrom __future__ import annotations\nimport torch\nif ok:\n'
+     '    s = torch.cuda.amp.GradScaler()\n', "f(a=1, a=2)"),
+    ("import torch\ndef g():\n    free = 1\n    def h():\n        return torch.cuda.amp.autocast()\n", "nonlocal q"),
+    ("import torch\ndef g():\n    free = 1\n    def h():\n        nonlocal free\n"
+     "        free = torch.cuda.amp.autocast()\n", "free = 2"),
+    ("import torch\nclass T:\n    @staticmethod\n    def step(self):\n        for x in y:\n"
+     "            s = torch.cuda.amp.GradScaler()\n            super().step()\n", "break"),
+    ("import torch\nclass T:\n    def step(self):\n        s = torch.cuda.amp.GradScaler()\n", "return 1\nyield 2"),
+])
+def test_a_plan_is_compiled_with_the_statements_it_touches_as_the_whole_module_would_be(text, broken):
+    """The compile proof of an offered plan reads only the top-level statements it edits (and the
+    __future__ imports): it must agree with compiling the whole module, for plans that compile and
+    for plans that do not (a fault injected into the plan's text)."""
+    round_ = fixer.Round.of(text, {})
+    ctx = round_.context()
+    for finding in round_.findings:
+        good = fixer._plan(ctx, finding)
+        if good is None:
+            continue
+        assert round_.compiles(ctx, good) is _whole_module_compiles(round_, ctx, good) is True
+        last = good.edits[-1]
+        bad = fixer.plan([*good.edits[:-1], fixer.TextEdit(last.start, last.end, last.text + f"\n{broken}\n")],
+                         good.grade)
+        assert round_.compiles(ctx, bad) is _whole_module_compiles(round_, ctx, bad)
