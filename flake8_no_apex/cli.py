@@ -358,9 +358,7 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                                           stdin_name=args.stdin_filename)
     if not candidates and not summary.errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
-    from .engine import Session
-
-    from .engine import DEPENDENCIES, kind_of
+    from .engine import DEPENDENCIES, Session, kind_of
     from .project import ProjectImports
 
     session = Session(settings)

@@ -19,7 +19,7 @@ from .checker import RuleIndex, default_index
 from .config import Settings
 from .edits import Source
 from .files import YAML_SUFFIXES, Decoded, MalformedFile, compiled_by_python, is_dependency_file
-from .fixer import FixResult, Round, fix_text, ignores_file, noqa_lines
+from .fixer import FixResult, Round, fix_text, ignores_file, never_exported, noqa_lines
 from .prefilter import Prefilter, default as default_prefilter
 from .project import ProjectImports
 from .table import Finding, Floors, Grade, Plan
@@ -182,7 +182,7 @@ class Session:
             if not self.prefilter.may_match(document.text):
                 _syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
                 return FixResult(document.text)
-            exported = self.project.exported(document.path) if self.project is not None else _nothing
+            exported = self.project.exported(document.path) if self.project is not None else never_exported
             with _analysing():
                 result = fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
                                   unsafe, self.index, exported)
@@ -197,7 +197,8 @@ class Session:
         grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
         result = FixResult(document.text)
         edits = []
-        apex_user = self._apex_user(document.path) if any(f.code == "APX109" for f in analysis.findings) else None
+        dropping_apex = unsafe and any(f.code == "APX109" for f in analysis.findings)  # APX109's drop is unsafe
+        apex_user = self._apex_user(document.path) if dropping_apex else None
         for finding, plan in zip(analysis.findings, analysis.plans):
             if plan is not None and finding.code == "APX109" and apex_user is not None:
                 why = f"the apex requirement stays: {_shown(apex_user)} still imports apex"
@@ -235,10 +236,6 @@ def _shown(path: Path) -> str:
 
 def _every_code(code: str) -> bool:
     return True
-
-
-def _nothing(name: str) -> bool:
-    return False
 
 
 @contextmanager

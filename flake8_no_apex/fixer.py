@@ -602,7 +602,7 @@ class Round:
         text = self.source.apply(finished.edits)
         after = Round.of(text, self.floors, index=self.checker.index, honour_noqa=False)
         applied = FixResult(text, rounds=[sorted(finished.edits)])
-        cleanup = _unused_imports(after.context(), after.checker, set(finished.releases), used_before, _nothing,
+        cleanup = _unused_imports(after.context(), after.checker, set(finished.releases), used_before, never_exported,
                                   applied.original_offset)
         edits, _ = _choose([(p, []) for p in cleanup])
         if not edits:
@@ -623,7 +623,8 @@ def _first_line(statement: ast.stmt) -> int:
     return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
 
 
-def _nothing(name: str) -> bool:
+def never_exported(name: str) -> bool:
+    """No other module imports a name from this one (a run that knows of no other module)."""
     return False
 
 
@@ -650,7 +651,7 @@ def fix_text(
     selected: Callable[[str], bool] = lambda code: True,
     unsafe: bool = False,
     index: Optional[RuleIndex] = None,
-    exported: Callable[[str], bool] = lambda name: False,
+    exported: Callable[[str], bool] = never_exported,
 ) -> FixResult:
     """Fix every selected finding whose grade allows it; raise FixError if a round's
     result would not compile, or if the fixes have not settled after the last round.
