@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import cached_property
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from .files import InputError, read
 
@@ -37,11 +38,16 @@ def dotted_suffixes(path: Path) -> Set[str]:
 class ProjectImports:
     """The imports of the Python files of one run, read on demand."""
 
-    def __init__(self, paths: Sequence[Path], exclude: Sequence[str] = ()):
-        self.paths = [Path(p).resolve() for p in paths if str(p).endswith(".py")]
+    def __init__(self, paths: Union[Sequence[Path], Callable[[], Sequence[Path]]], exclude: Sequence[str] = ()):
+        self._given = paths  # or how to find them, when the first question is asked (an editor's workspace)
         self.exclude = list(exclude)
         self._texts: Dict[Path, Optional[str]] = {}
         self._reads: Dict[Path, Optional[List[Tuple[str, Set[str], bool]]]] = {}
+
+    @cached_property
+    def paths(self) -> List[Path]:
+        given = self._given() if callable(self._given) else self._given
+        return [Path(p).resolve() for p in given if str(p).endswith(".py")]
 
     def fixed(self, path: Path, text: str) -> None:
         """A module of the run as `fix` left it: what later questions read."""

@@ -17,7 +17,9 @@ from pygls.workspace import TextDocument
 from . import __version__
 from .config import ConfigError, Settings, load
 from .engine import PYTHON, Analysis, AnalysisError, Document, Session, kind_of
+from .files import discover
 from .fixer import FixError
+from .project import ProjectImports
 from .report import DOCS, rule_url
 from .table import Finding, Grade, Plan
 from .targets import TargetError
@@ -54,6 +56,12 @@ class NoApexServer(LanguageServer):
             self.session = Session(Settings())
             self.window_show_message(types.ShowMessageParams(
                 types.MessageType.Warning, f"{SOURCE}: {error}; using the default settings"))
+
+    def workspace_modules(self) -> ProjectImports:
+        """The workspace's Python modules, found only if a fix would remove an import."""
+        settings = self.session.settings or Settings()
+        exclude = [*settings.exclude, *settings.extend_exclude]
+        return ProjectImports(lambda: [c.path for c in discover([str(self.root)], exclude)[0]], exclude)
 
     def wanted(self, document: TextDocument) -> bool:
         name = Path(to_fs_path(document.uri) or document.uri).name
@@ -187,6 +195,7 @@ def _quick_fixes(ls: NoApexServer, document: TextDocument, analysis: Analysis,
 
 def _fix_all(ls: NoApexServer, document: TextDocument, analysis: Analysis) -> List[types.CodeAction]:
     """Every safe fix, to a fixpoint, as `flake8-no-apex fix` writes it: one edit of the whole text."""
+    ls.session.project = ls.workspace_modules()  # names other modules import from this one keep their import
     try:
         result = ls.session.fix(analysis.document)
     except (AnalysisError, FixError):

@@ -112,6 +112,20 @@ async def test_each_fix_is_a_quick_fix_and_fix_all_writes_what_fix_writes(client
     assert apply(LEGACY, every[0].edit.changes[uri]) == fix_text(LEGACY).text
 
 
+async def test_fix_all_keeps_an_import_another_module_of_the_workspace_imports(client: LanguageClient, tmp_path):
+    """As `fix` of a tree does: `pkg/other.py` imports autocast from `pkg/utils.py` (issue 21)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "other.py").write_text("from pkg.utils import autocast\n")
+    utils = "import torch\nfrom torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n"
+    (tmp_path / "pkg" / "utils.py").write_text(utils)
+    uri = await open_document(client, tmp_path / "pkg" / "utils.py", utils)
+    every = await client.text_document_code_action_async(types.CodeActionParams(
+        types.TextDocumentIdentifier(uri), types.Range(types.Position(0, 0), types.Position(0, 0)),
+        types.CodeActionContext([], only=[types.CodeActionKind.SourceFixAll])))
+    fixed = apply(utils, every[0].edit.changes[uri])
+    assert "from torch.cuda.amp import autocast\n" in fixed and "torch.amp.autocast(" in fixed
+
+
 async def test_unsafe_fixes_are_offered_labelled_and_not_preferred(client: LanguageClient, tmp_path):
     pinned = "torch>=2.4\napex @ git+https://github.com/NVIDIA/apex\n"
     uri = await open_document(client, tmp_path / "requirements.txt", pinned, language="pip-requirements")
