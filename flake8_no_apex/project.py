@@ -4,7 +4,7 @@
 `from pkg.utils import autocast`. Rewriting the use in utils.py leaves its import unused, and
 removing it breaks `import pkg.other`. `ProjectImports` answers "does another module of the run
 reach this name through this module?" by reading, lazily, only the modules whose text holds the
-name as a word, and parsing each of those once.
+name (or a star import), and parsing each of those once.
 
 A module is known by every dotted suffix of its path (`a/pkg/utils.py` is `utils`, `pkg.utils`,
 `a.pkg.utils`), since which directory is on `sys.path` is not known here: a match of any suffix
@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from .files import InputError, read
+from .files import InputError, discover, read
 
 _STAR_IMPORT = re.compile(r"import\s*\*")
 # code that needs NVIDIA apex installed: an import of it, or a look-up by name
@@ -57,8 +57,6 @@ class ProjectImports:
     def apex_user(self, root: Path) -> Optional[Path]:
         """A Python file below the project root `root` that still needs NVIDIA apex installed,
         as this run leaves it (a dependency line that installs apex goes only when there is none)."""
-        from .files import discover
-
         candidates, _ = discover([str(root)], self.exclude)
         for candidate in candidates:
             text = self._text(candidate.path.resolve())

@@ -137,7 +137,6 @@ def _poetry_specifiers(constraint: str) -> SpecifierSet:
 class Declaration(NamedTuple):
     library: str
     floor: Optional[Version]
-    conditional: bool  # carries an environment marker
     source: str
 
 
@@ -158,7 +157,7 @@ def requirement_name(text: str) -> Optional[str]:
     return name.group(1) if name else None
 
 
-def _from_requirement(text: str, source: str, conditional: bool = False) -> Optional[Declaration]:
+def _from_requirement(text: str, source: str) -> Optional[Declaration]:
     if DISTRIBUTIONS.get(_canonical(requirement_name(text) or "")) is None:
         return None
     from packaging.requirements import InvalidRequirement, Requirement
@@ -170,8 +169,7 @@ def _from_requirement(text: str, source: str, conditional: bool = False) -> Opti
     library = DISTRIBUTIONS.get(_canonical(requirement.name))
     if library is None or requirement.url:
         return None
-    conditional = conditional or requirement.marker is not None
-    return Declaration(library, lower_bound(requirement.specifier), conditional, source)
+    return Declaration(library, lower_bound(requirement.specifier), source)
 
 
 def is_file(path: Path) -> bool:
@@ -201,18 +199,18 @@ def _requirement_lines(path: Path, seen: set) -> Iterator[str]:
                 yield line
 
 
-def _pyproject(path: Path) -> Iterator[Tuple[str, bool]]:
-    """(PEP 508 requirement, conditional) from PEP 621, PEP 735, Poetry and PDM tables."""
+def _pyproject(path: Path) -> Iterator[str]:
+    """PEP 508 requirements from PEP 621, PEP 735, Poetry and PDM tables."""
     data = load_toml(path.read_text(encoding="utf-8"))
     project = data.get("project", {})
-    yield from ((r, False) for r in project.get("dependencies", []))
+    yield from project.get("dependencies", [])
     for group in project.get("optional-dependencies", {}).values():
-        yield from ((r, False) for r in group)
+        yield from group
     for group in data.get("dependency-groups", {}).values():
-        yield from ((r, False) for r in group if isinstance(r, str))
+        yield from (r for r in group if isinstance(r, str))
     tool = data.get("tool", {})
     for group in tool.get("pdm", {}).get("dev-dependencies", {}).values():
-        yield from ((r, False) for r in group)
+        yield from group
     poetry = tool.get("poetry", {})
     tables = [poetry.get("dependencies", {}), poetry.get("dev-dependencies", {})]
     tables += [g.get("dependencies", {}) for g in poetry.get("group", {}).values()]
@@ -220,12 +218,11 @@ def _pyproject(path: Path) -> Iterator[Tuple[str, bool]]:
         for name, constraint in table.items():
             for item in constraint if isinstance(constraint, list) else [constraint]:
                 version = item.get("version", "") if isinstance(item, dict) else item
-                conditional = isinstance(item, dict) and ("markers" in item or "python" in item)
                 if isinstance(version, str):
-                    yield f"{name}{_poetry_specifiers(version)}", conditional
+                    yield f"{name}{_poetry_specifiers(version)}"
 
 
-def _setup_cfg(path: Path) -> Iterator[Tuple[str, bool]]:
+def _setup_cfg(path: Path) -> Iterator[str]:
     import configparser  # only where a setup.cfg exists
 
     parser = configparser.ConfigParser()
@@ -234,7 +231,7 @@ def _setup_cfg(path: Path) -> Iterator[Tuple[str, bool]]:
     if parser.has_section("options.extras_require"):
         values += [value for _, value in parser.items("options.extras_require")]
     for value in values:
-        yield from ((line.strip(), False) for line in value.splitlines() if line.strip())
+        yield from (line.strip() for line in value.splitlines() if line.strip())
 
 
 def metadata_files(root: Path) -> List[Path]:
@@ -252,12 +249,12 @@ def declarations(root: Path) -> List[Declaration]:
             continue
         try:
             if path.name == "pyproject.toml":
-                lines: List[Tuple[str, bool]] = list(_pyproject(path))
+                lines: List[str] = list(_pyproject(path))
             elif path.name == "setup.cfg":
                 lines = list(_setup_cfg(path))
             else:
-                lines = [(line, False) for line in _requirement_lines(path, set())]
-            parsed = [_from_requirement(line, path.name, conditional) for line, conditional in lines]
+                lines = list(_requirement_lines(path, set()))
+            parsed = [_from_requirement(line, path.name) for line in lines]
             found += filter(None, parsed)
         except Exception as error:  # noqa: BLE001 metadata we cannot use is a warning, never a failed run
             warnings.warn(f"flake8-no-apex: ignoring {path}: {type(error).__name__}: {error}", MetadataWarning,
