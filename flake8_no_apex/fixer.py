@@ -308,7 +308,9 @@ def _same(offset: int) -> int:
     return offset
 
 
-_WORD = re.compile(r"[A-Za-z_]\w*")
+# a name a string may use: a word not after a dot (`"torch.cuda.amp.GradScaler"` uses `torch`, not a
+# bare `GradScaler` some import binds), nor inside another word
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
 
 
 def _named_in_strings(strings: List[str]) -> Set[str]:

@@ -435,3 +435,32 @@ def test_an_identical_unused_import_later_in_the_module_is_not_taken_for_the_rem
     source = ("import torch\n\n\ndef f():\n    from torch.cuda.amp import autocast\n    with autocast():\n"
               "        pass\n\n\ndef g():\n    from torch.cuda.amp import autocast\n")
     assert fix_text(source).text.endswith("def g():\n    from torch.cuda.amp import autocast\n")
+
+
+def test_a_dotted_string_annotation_is_no_use_of_a_bare_imported_name():
+    """pytorch-ignite 0.4.13: `Optional["torch.cuda.amp.GradScaler"]` kept the guarded
+    `from torch.cuda.amp import GradScaler` whose only use the fix rewrote (a new pyflakes F401)."""
+    check_transformed(
+        """\
+        import torch
+        from typing import Optional
+
+
+        def make(scaler: Optional["torch.cuda.amp.GradScaler"] = None):
+            try:
+                from torch.cuda.amp import GradScaler
+            except ImportError:
+                raise ImportError("Please install torch>=1.6.0 to use scaler argument.")
+            return GradScaler(enabled=True)
+        """,
+        """\
+        import torch
+        from typing import Optional
+
+
+        def make(scaler: Optional["torch.cuda.amp.GradScaler"] = None):
+            return torch.amp.GradScaler("cuda", enabled=True)
+        """,
+    )
+    assert "from torch.cuda.amp import GradScaler" in fix_text(
+        'import torch\nfrom torch.cuda.amp import GradScaler\ns: "GradScaler"\nx = GradScaler()\n').text
