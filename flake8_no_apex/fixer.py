@@ -499,10 +499,11 @@ class Round:
         used_before: Optional[Set[int]] = None
         for finding in self.findings:
             fixed = _plan(ctx, finding)
-            if fixed is not None and not self.compiles(ctx, fixed):
-                fixed = None
             if fixed is not None:
                 fixed = self.finished(ctx, fixed)
+            if fixed is not None and not self.compiles(fixed):
+                fixed = None
+            if fixed is not None:
                 if fixed.releases and self._rewrites_every_use(fixed):  # the imports it leaves unused go too
                     used_before = used_imports(self.checker, self.source) if used_before is None else used_before
                     fixed = self._with_cleanup(fixed, used_before)
@@ -517,19 +518,19 @@ class Round:
             edits = _with_imports(ctx, self.checker, edits, set(fixed.imports))
         return replace_fields(fixed, edits=tuple(self.source.requote(e) for e in edits))
 
-    def compiles(self, ctx: FixContext, fixed: Plan) -> bool:
-        """Whether the module compiles with this plan alone applied. Each edit's unit (the
+    def compiles(self, finished: Plan) -> bool:
+        """Whether the module compiles with this plan (`finished`) alone applied. Each edit's unit (the
         innermost function or class around it, else its top-level statement, or the lines it
         inserts between statements) is compiled alone, behind the module's `from __future__`
         imports: the rest of the module is as it was, and compiled. A whole module per plan cost a
         check 1.5x; a unit that holds `nonlocal` (bound by a function around it) is no unit."""
-        edits = self.finished(ctx, fixed).edits
+        edits = finished.edits
         units: Dict[Tuple[int, int, bool], List[TextEdit]] = {}
         for edit in edits:
             units.setdefault(self._unit(edit), []).append(edit)
         if any("nonlocal" in self.source.text[self.source.line_start(lo):self._line_end(hi)]
                for lo, hi, _ in units):
-            units = {(1, self._line_count, False): list(edits)}
+            units = {(1, self.source.position(len(self.source.text))[0], False): list(edits)}
         future = "".join(self.source.segment(s) + "\n" for s in self.tree.body
                          if isinstance(s, ast.ImportFrom) and s.module == "__future__")
         for (lo, hi, nested), inside in units.items():
@@ -543,12 +544,8 @@ class Round:
                 return False
         return True
 
-    @cached_property
-    def _line_count(self) -> int:
-        return self.source.position(len(self.source.text))[0]
-
     def _line_end(self, line: int) -> int:
-        return self.source.line_start(line + 1) if line < self._line_count else len(self.source.text)
+        return self.source.line_start(line) + len(self.source.line(line))
 
     def _unit(self, edit: TextEdit) -> Tuple[int, int, bool]:
         """(first line, last line, indented) of the code an edit is compiled with: the innermost
@@ -718,7 +715,7 @@ def fix_text(
                 except RecursionError:  # a tree converts back within Python's recursion limit; the text need not
                     compile(new_text, "<fixed>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError) as error:
-            alone = {p for p, _ in chosen if not now.compiles(ctx, p)}
+            alone = {p for p, _ in chosen if not now.compiles(now.finished(ctx, p))}
             if not alone:  # each compiles, together they do not: a bug, said as one
                 raise FixError(f"the fixed code would not compile ({getattr(error, 'msg', error)}, "
                                f"line {getattr(error, 'lineno', '?')})") from None

@@ -896,9 +896,9 @@ def test_two_old_names_of_one_new_class_leave_one_import_of_it(floor, new):
     assert fix_text(own).text.startswith("from x import A, A")
 
 
-def _whole_module_compiles(round_, ctx, plan) -> bool:
+def _whole_module_compiles(round_, finished) -> bool:
     try:
-        compile(round_.source.apply(round_.finished(ctx, plan).edits), "<whole>", "exec", dont_inherit=True)
+        compile(round_.source.apply(finished.edits), "<whole>", "exec", dont_inherit=True)
     except SyntaxError:
         return False
     return True
@@ -926,8 +926,9 @@ def test_a_plan_is_compiled_with_the_statements_it_touches_as_the_whole_module_w
         good = fixer._plan(ctx, finding)
         if good is None:
             continue
-        assert round_.compiles(ctx, good) is _whole_module_compiles(round_, ctx, good) is True
+        good = round_.finished(ctx, good)
+        assert round_.compiles(good) is _whole_module_compiles(round_, good) is True
         last = good.edits[-1]
         bad = fixer.plan([*good.edits[:-1], fixer.TextEdit(last.start, last.end, last.text + f"\n{broken}\n")],
                          good.grade)
-        assert round_.compiles(ctx, bad) is _whole_module_compiles(round_, ctx, bad)
+        assert round_.compiles(bad) is _whole_module_compiles(round_, bad)
