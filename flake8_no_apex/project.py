@@ -21,9 +21,6 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 from .files import InputError, discover, read
 
 _STAR_IMPORT = re.compile(r"import\s*\*")
-# code that needs NVIDIA apex installed: an import of it, or a look-up by name
-_USES_APEX = re.compile(r"""(?m)^[ \t]*(?:from[ \t]+apex[ \t.]|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*apex\b)"""
-                        r"""|(?:import_module|find_spec|__import__|module_available)\(\s*['"]apex\b""")
 
 
 def dotted_suffixes(path: Path) -> Set[str]:
@@ -33,6 +30,20 @@ def dotted_suffixes(path: Path) -> Set[str]:
         parts.pop()
     parts = [p for p in parts if p not in ("/", "")]
     return {".".join(parts[i:]) for i in range(len(parts)) if all(p.isidentifier() for p in parts[i:])}
+
+
+def _needs_apex(text: str) -> bool:
+    """Whether a module imports apex, or looks it up by name (`find_spec("apex")`,
+    `import_module("apex.amp")`), as the resolver reads it; one that does not parse may."""
+    from .checker import Checker
+
+    checker = Checker()
+    try:
+        found = checker.check(ast.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return "apex" in checker.imported or any(  # a look-up by name is reported at its string
+        isinstance(f.site.node, ast.Constant) and str(f.site.node.value).split(".")[0] == "apex" for f in found)
 
 
 class ProjectImports:
@@ -60,7 +71,7 @@ class ProjectImports:
         candidates, _ = discover([str(root)], self.exclude)
         for candidate in candidates:
             text = self._text(candidate.path.resolve())
-            if text is not None and _USES_APEX.search(text):
+            if text is not None and "apex" in text and _needs_apex(text):
                 return candidate.path
         return None
 

@@ -71,7 +71,8 @@ MIGRATED = CANONICAL_STEP  # the apex loop the migration knows: train.py needs a
 
 
 @pytest.mark.parametrize("train, dropped", [(REFUSED, False), (MIGRATED, True), ("import torch\n", True),
-                                            ("import importlib\nimportlib.util.find_spec('apex')\n", False)])
+                                            ("import importlib\nimportlib.util.find_spec('apex')\n", False),
+                                            ('"""Was:\nfrom apex import amp\n"""\nimport torch\n', True)])
 def test_the_apex_requirement_goes_only_when_no_module_needs_apex_after_the_run(tmp_path, train, dropped):
     """Issue 21: fix --unsafe-fixes dropped the apex line while train.py, whose migration it
     refused in the same run, still imported apex. requirements.txt sorts before train.py."""
