@@ -329,34 +329,25 @@ def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:
         ends = [edit.end]
         while (match := _BLANK_LINE.match(source.text, ends[-1])) and match.end() > ends[-1]:
             ends.append(match.end())
-        first = edit.start == 0 or _opens_block(source.text, edit.start, indentation)
-        drop = len(ends) - 1 if first else min(len(ends) - 1, _blank_lines_before(source.text, edit.start))
+        blanks, above = _above(source.text, edit.start)
+        # the first statement of a block (deeper than the line above it) takes the blank lines after it
+        first = edit.start == 0 or bool(above) and len(indentation) > len(above) - len(above.lstrip(" \t"))
+        drop = len(ends) - 1 if first else min(len(ends) - 1, blanks)
         edit = TextEdit(edit.start, ends[drop], "")
     return edit
 
 
-def _opens_block(text: str, offset: int, indentation: str) -> bool:
-    """Whether the line starting at `offset`, indented by `indentation`, is indented deeper than
-    the last non-blank line before it: the first statement of a block, whose blank lines after
-    it would start the block once it goes."""
-    end = offset
-    while end > 0:
-        start = text.rfind("\n", 0, end - 1) + 1
-        line = text[start:end]
-        if line.strip():
-            return len(indentation) > len(line) - len(line.lstrip(" \t"))
-        end = start
-    return False
-
-
-def _blank_lines_before(text: str, offset: int) -> int:
+def _above(text: str, offset: int) -> Tuple[int, str]:
+    """(how many blank lines stand right above the line at `offset`, the non-blank line above
+    them: '' at the top of the text)."""
     count = 0
     while offset > 0:
         start = text.rfind("\n", 0, offset - 1) + 1
-        if text[start:offset].strip():
-            break
+        line = text[start:offset]
+        if line.strip():
+            return count, line
         count, offset = count + 1, start
-    return count
+    return count, ""
 
 
 def string_like(source: Source, node: ast.AST, value: str) -> str:
