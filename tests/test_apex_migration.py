@@ -394,7 +394,7 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
          with amp.scale_loss(loss, optimizer) as scaled_loss:
              scaled_loss.backward()
          optimizer.step()
-     """, "is not in the block before it"),
+     """, "no call of the model before it in its function"),
     ("""\
      from apex import amp
 
@@ -408,8 +408,8 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
     ("""\
      from apex import amp
 
-     model, [d_opt, g_opt] = amp.initialize(model, [d_opt, g_opt], num_losses=2)
-     """, "one model and one optimizer by name"),
+     model, optimizers = amp.initialize(model, [make(group) for group in groups])
+     """, "is not given its models and optimizers by name"),
     ("""\
      from apex import amp
 
@@ -583,7 +583,7 @@ def test_the_fix_says_how_numerics_change():
 
 # Regressions of issue 21: plans at a torch floor below 2.3, and FP16_Optimizer without a scale
 @pytest.mark.parametrize("keywords, scaler", [
-    (', loss_scale=128.0', "torch.cuda.amp.GradScaler(init_scale=128.0)"),
+    (', loss_scale=128.0', "torch.cuda.amp.GradScaler(init_scale=128.0, growth_interval=2**31 - 1)"),
     (', opt_level=level', 'torch.cuda.amp.GradScaler(enabled=level != "O0")'),
 ])
 def test_the_scaler_of_an_old_torch_takes_its_keywords_into_the_parentheses(keywords, scaler):
@@ -619,5 +619,5 @@ def test_fp16_optimizer_without_a_loss_scale_keeps_apex_default_of_one():
             optimizer.backward(loss)
             optimizer.step()
         """)
-    assert 'scaler = torch.amp.GradScaler("cuda", init_scale=1.0)\n' in result.text
+    assert 'scaler = torch.amp.GradScaler("cuda", init_scale=1.0, growth_interval=2**31 - 1)\n' in result.text
     assert Round.of("from apex.fp16_utils import FP16_Optimizer\noptimizer = FP16_Optimizer(opt)\n", {}).plans()

@@ -22,7 +22,7 @@ import ast
 import io
 import tokenize
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..edits import Source, open_paren, remove_statement
 from ..resolve import chain_root, dotted_name
@@ -32,6 +32,7 @@ from ._torch import torch_name
 _INITIALIZE, _SCALE_LOSS = "apex.amp.initialize", "apex.amp.scale_loss"
 _MASTER_PARAMS, _STATE_DICT = "apex.amp.master_params", "apex.amp.state_dict"
 _LOAD_STATE_DICT = "apex.amp.load_state_dict"
+_TO_PYTHON_FLOAT = "apex.fp16_utils.to_python_float"
 _FP16_OPTIMIZER, _NETWORK_TO_HALF = "apex.fp16_utils.FP16_Optimizer", "apex.fp16_utils.network_to_half"
 _HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT, _FP16_OPTIMIZER, _NETWORK_TO_HALF}
 _APEX_AMP_PREFIXES = ("apex.amp.", "apex.fp16_utils.")
@@ -43,8 +44,10 @@ _FP16_OPTIMIZER_STATE = ("loss_scale", "overflow", "optimizer", "loss_scaler", "
 # the amp.initialize keywords with a native counterpart; the others (cast_model_type, master_weights,
 # min_loss_scale, ...) leave the code to a person. Autocast keeps batch norm in fp32 itself.
 _INITIALIZE_KEYWORDS = ("models", "optimizers", "opt_level", "enabled", "loss_scale", "num_losses",
-                        "keep_batchnorm_fp32", "verbosity")
+                        "keep_batchnorm_fp32", "verbosity", "min_loss_scale", "max_loss_scale")
 _APEX_AMP_MODULES = ("amp", "fp16_utils")
+_DYNAMIC_START = "2.0**16"  # apex's dynamic loss scale starts there, as GradScaler does
+_NEVER = "2**31 - 1"  # a growth interval no run reaches: the scale of a fixed apex loss scale stays
 _SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 _GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params", "clip_master_grads")
 NOT_MIGRATED = "apex AMP not migrated"
@@ -78,6 +81,33 @@ def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.AST]:
 
 def _literal(node: Optional[ast.AST]) -> object:
     return node.value if isinstance(node, ast.Constant) else ...
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _pure(node: ast.AST) -> bool:
+    """An expression that reads names, attributes, constant keys and literals, and compares
+    them: evaluated twice in a row, it gives the same value and does nothing else."""
+    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp,
+                              ast.Subscript, ast.Load, ast.cmpop, ast.boolop, ast.Not, ast.Tuple))
+               for n in ast.walk(node)) and all(isinstance(n.slice, ast.Constant) for n in ast.walk(node)
+                                                 if isinstance(n, ast.Subscript))
+
+
+def _steps_or_backward(statement: ast.stmt) -> bool:
+    """The statement runs a backward pass or an optimizer step (apex's scaled one included)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "step")
+               or isinstance(n, ast.withitem) and "scale_loss" in (dotted_name(getattr(n.context_expr, "func", None))
+                                                                     or "") for n in ast.walk(statement))
+
+
+def _elements(node: Optional[ast.AST]) -> List[ast.AST]:
+    """The models (or optimizers) amp.initialize is given: one, or a list or tuple of them."""
+    if node is None:
+        return []
+    return list(node.elts) if isinstance(node, (ast.List, ast.Tuple)) else [node]
 
 
 def _stores(node: ast.AST) -> Set[str]:
@@ -209,6 +239,12 @@ class _Migration:
     def plan(self) -> Plan:
         references = [f for f in self.ctx.findings if f.site.name.startswith(_APEX_AMP_PREFIXES)
                       and not isinstance(f.site.node, (ast.alias, ast.stmt))]
+        floats = [f for f in references if f.site.name == _TO_PYTHON_FLOAT]
+        references = [f for f in references if f.site.name != _TO_PYTHON_FLOAT]
+        for finding in floats:
+            self.to_python_float(finding)
+        if not references and floats:  # the module's only apex AMP: its number read-outs
+            return self.finish(floats)
         # apex.amp if the module uses it (FP16_Optimizer code beside it stays as it is), else FP16_Optimizer
         amp = any(f.site.name.startswith("apex.amp.") for f in references)
         group = "apex.amp." if amp else "apex.fp16_utils."
@@ -230,6 +266,9 @@ class _Migration:
             self.migrate_fp16_optimizer(uses)
         self.pass_scaler()
         self.remove_undone()
+        return self.finish(found + floats)
+
+    def finish(self, found: list) -> Plan:
         edits = sorted(set(self.edits))
         if any(a.end > b.start for a, b in zip(edits, edits[1:])):
             raise Refused("the rewrites would overlap")
@@ -237,10 +276,23 @@ class _Migration:
         roots = {chain_root(f.site.node).id for f in found}
         return plan(edits, Grade.UNSAFE, self.imports, releases=roots, note="; ".join(self.notes))
 
+    def to_python_float(self, finding) -> None:
+        """`to_python_float(t)` is `t.item()`: apex returned that for anything with an item()
+        (tensors, NumPy scalars), and indexed the rest."""
+        call = finding.site.call
+        if call is None or call.func is not finding.site.node:
+            raise Refused(f"to_python_float is used without being called (line {finding.line})")
+        if len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
+            raise Refused(f"to_python_float (line {finding.line}) is not given one value")
+        value = call.args[0]
+        text = self.source.segment(value)
+        atomic = isinstance(value, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+        self.edits.append(TextEdit(*self.source.span(call), f"{text if atomic else f'({text})'}.item()"))
+
     def remove_undone(self) -> None:
         """Delete what only served apex (probes, checks, model conversions), with an `if` they
         leave empty; what the initialization replaced is gone already."""
-        replaced = {id(n) for n in ast.walk(self.init_statement)}
+        replaced = {id(n) for n in ast.walk(self.replaced)}
         for node in ast.walk(self.tree):
             if isinstance(node, ast.stmt) and id(node) in self.undone and id(node) not in replaced:
                 owner = self.places[id(node)].owner
@@ -321,9 +373,11 @@ class _Migration:
         dynamic = _literal(keywords.get("dynamic_loss_scale", ast.Constant(False)))
         if not isinstance(dynamic, bool):
             raise Refused("FP16_Optimizer's dynamic_loss_scale= is not a literal")
-        static = keywords.get("static_loss_scale", ast.Constant(1.0))
-        scaler_keywords = [] if dynamic else [
-            self.static_scale(static, "FP16_Optimizer's static_loss_scale= is not a number")]
+        static = keywords.get("static_loss_scale")
+        if not dynamic and static is not None and not _is_number(_literal(static)):
+            raise Refused("FP16_Optimizer's static_loss_scale= is not a number")
+        # apex's own default is 1.0
+        scaler_keywords = [] if dynamic else [self.static_scale("1.0" if static is None else self.source.segment(static))]
         self.models = set()
         for half in uses[_NETWORK_TO_HALF]:
             converted = self.statement_of(half.site.call)
@@ -399,16 +453,16 @@ class _Migration:
         if len(call.args) > 2 or any(k.arg is None for k in call.keywords):
             raise Refused("amp.initialize takes more positional arguments than the model and optimizer")
         model, optimizer = _argument(call, 0, "models"), _argument(call, 1, "optimizers")
-        # the names that stand for them from here on: amp.initialize returns the same objects
-        self.models, self.optimizers = {dotted_name(model)}, {dotted_name(optimizer)}
-        if None in self.models | self.optimizers:
-            raise Refused("amp.initialize is not given one model and one optimizer by name")
+        # the names that stand for them from here on: amp.initialize returns the same objects, and
+        # one GradScaler serves every model, optimizer and loss (num_losses= and loss_id= go)
+        models, optimizers = _elements(model), _elements(optimizer)
+        self.models, self.optimizers = {dotted_name(m) for m in models}, {dotted_name(o) for o in optimizers}
+        if not models or not optimizers or None in self.models | self.optimizers:
+            raise Refused(f"amp.initialize (line {finding.line}) is not given its models and optimizers by name")
         keywords = {k.arg: k.value for k in call.keywords}
         for name in keywords:
             if name not in _INITIALIZE_KEYWORDS:
                 raise Refused(f"amp.initialize's {name}= has no native counterpart")
-        if _literal(keywords.get("num_losses", ast.Constant(1))) != 1:
-            raise Refused("several losses (num_losses=) need a person to place their scaling")
         opt_level = keywords.get("opt_level")
         level = "O1" if opt_level is None else _literal(opt_level)
         enabled = keywords.get("enabled")
@@ -425,53 +479,103 @@ class _Migration:
             conditions.insert(0, self.source.segment(enabled))
             self.switches.add(ast.dump(enabled))
         self.enabled = not (level == "O0" or flag is False)
-        loss_scale = keywords.get("loss_scale")
-        scaler_keywords = [] if loss_scale is None or _literal(loss_scale) in ("dynamic", None) else [
-            self.static_scale(loss_scale, "loss_scale= is neither \"dynamic\" nor a number")]
+        scaler_keywords = self.loss_scale(keywords, level)
         kept = []
         if isinstance(statement, ast.Assign):
             targets = statement.targets[0]
             elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
-            names = [dotted_name(e) for e in elements]
-            if len(elements) != 2 or None in names:
-                raise Refused("amp.initialize's result is unpacked into something else than (model, optimizer)")
-            if names != [dotted_name(model), dotted_name(optimizer)]:
-                self.models.add(names[0])
-                self.optimizers.add(names[1])
+            if len(elements) != 2:
+                raise Refused("amp.initialize's result is unpacked into something else than (models, optimizers)")
+            names = [[dotted_name(e) for e in _elements(element)] for element in elements]
+            if None in names[0] + names[1] or [len(names[0]), len(names[1])] != [len(models), len(optimizers)] \
+                    or any(isinstance(e, (ast.Tuple, ast.List)) != isinstance(a, (ast.Tuple, ast.List))
+                           for e, a in zip(elements, (model, optimizer))):
+                raise Refused("amp.initialize's result is unpacked into something else than (models, optimizers)")
+            if names != [[dotted_name(m) for m in models], [dotted_name(o) for o in optimizers]]:
+                self.models.update(names[0])
+                self.optimizers.update(names[1])
                 kept.append(f"{self.source.segment(targets)} = "
                             f"{self.source.segment(model)}, {self.source.segment(optimizer)}")
         self.create_scaler(finding, statement, conditions, scaler_keywords, kept)
 
-    def static_scale(self, value: ast.AST, refusal: str) -> str:
-        if not isinstance(_literal(value), (int, float)) or isinstance(_literal(value), bool):
-            raise Refused(refusal)
-        self.notes.append("apex kept the loss scale fixed; GradScaler starts from it, "
-                          "backs off on overflow and grows every 2000 steps")
-        # apex's own default (a node made here, with no place in the source) is written as it is
-        written = self.source.segment(value) if hasattr(value, "lineno") else ast.unparse(value)
-        return f"init_scale={written}"
+    def loss_scale(self, keywords: Dict[str, ast.AST], level: object) -> List[str]:
+        """The scaler's keywords for apex's loss scale: dynamic (GradScaler's own schedule, which
+        is apex's: 2**16, halved on overflow, doubled after 2000 clean steps), a fixed number
+        (a scaler that starts there and never grows), or either, chosen at run time from the
+        value the script passes (`loss_scale=args.loss_scale`)."""
+        value = keywords.get("loss_scale")
+        ceiling = keywords.get("max_loss_scale")
+        floor = keywords.get("min_loss_scale")
+        start = _DYNAMIC_START
+        if ceiling is not None:
+            top = _literal(ceiling)
+            if not _is_number(top):
+                raise Refused("amp.initialize's max_loss_scale= is not a number")
+            start = self.source.segment(ceiling) if top < 2 ** 16 else start
+            self.notes.append(f"apex never let the loss scale grow past {self.source.segment(ceiling)}; "
+                              "GradScaler has no ceiling")
+        if floor is not None:
+            self.notes.append(f"apex never let the loss scale fall below {self.source.segment(floor)}; "
+                              "GradScaler has no floor")
+        dynamic = [] if start == _DYNAMIC_START else [f"init_scale={start}"]
+        if value is None:  # the opt level's default: dynamic, but O3's (and O0's) fixed 1.0
+            return [self.static_scale("1.0")] if level == "O3" else dynamic
+        literal = _literal(value)
+        if literal in ("dynamic", None):
+            return dynamic
+        if _is_number(literal):
+            return [self.static_scale(self.source.segment(value))]
+        # chosen at run time: `"dynamic" if args.dynamic else args.scale`, or the value itself
+        if isinstance(value, ast.IfExp) and {_literal(value.body), _literal(value.orelse)} & {"dynamic", None}:
+            condition = self.source.segment(value.test)
+            fixed = value.orelse if _literal(value.body) in ("dynamic", None) else value.body
+            if _literal(value.body) not in ("dynamic", None):
+                condition = f"not ({condition})"
+            if _literal(fixed) in ("dynamic", None):
+                return dynamic
+            number = self.source.segment(fixed) if _is_number(_literal(fixed)) else f"float({self.source.segment(fixed)})"
+        elif dotted_name(value) is not None:
+            condition = f'{self.source.segment(value)} in (None, "dynamic")'
+            number = f"float({self.source.segment(value)})"
+        else:
+            raise Refused("loss_scale= is neither \"dynamic\", a number nor a name or `a if c else b` of them")
+        self.static_scale(number)
+        return [f"init_scale={start} if {condition} else {number}",
+                f"growth_interval=2000 if {condition} else {_NEVER}"]
+
+    def static_scale(self, written: str) -> str:
+        if not any("fixed loss scale" in n for n in self.notes):
+            self.notes.append("with a fixed loss scale apex applied the steps whose gradients overflowed; "
+                              "the scaler keeps the scale (it never grows) but skips such a step and halves it")
+        return f"init_scale={written}, growth_interval={_NEVER}"
 
     def create_scaler(self, finding, statement: ast.stmt, conditions: List[str], scaler_keywords: List[str],
                       kept: List[str]) -> None:
         """The scaler replaces the initializing statement (with the `if` that guards it)."""
-        guard = self.guard(statement)
+        guard, whole = self.guard(statement)
         if guard is not None:
             conditions.insert(0, self.source.segment(guard.test))
-        self.dynamic = len(conditions) > 0
-        if guard is not None:
             self.switches.add(ast.dump(guard.test))
+        self.dynamic = len(conditions) > 0
         if self.dynamic:
             scaler_keywords.append("enabled=" + " and ".join(
                 f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions))
         self.init = finding
         self.init_statement = guard if guard is not None else statement
+        self.replaced = guard if whole else statement
         self.scaler = self.place_scaler(statement)
-        replacement = []
+        created = []
         if self.enabled:
             torch = self.torch(finding)
-            replacement.append(f"{self.scaler_name} = {self.spelled('grad_scaler', torch, ', '.join(scaler_keywords))}")
-        replacement += kept
-        self.replace_statement(self.init_statement, replacement)
+            created.append(f"{self.scaler_name} = {self.spelled('grad_scaler', torch, ', '.join(scaler_keywords))}")
+        if self.replaced is statement and guard is not None:  # before the `if`, which keeps its other work
+            self.own_lines(guard)
+            start = self.source.line_start(guard.lineno)
+            indent = self.indentation(guard)
+            self.edits.append(TextEdit(start, start, "".join(indent + line + self.source.newline for line in created)))
+            self.replace_statement(statement, kept)
+        else:
+            self.replace_statement(self.replaced, created + kept)
 
     def replace_statement(self, statement: ast.stmt, lines: List[str]) -> None:
         """Replace a statement by lines of code, or delete it (a block keeps a `pass`)."""
@@ -483,19 +587,21 @@ class _Migration:
         else:
             self.edits.append(remove_statement(self.source, statement))
 
-    def guard(self, statement: ast.stmt) -> Optional[ast.If]:
-        """`if args.fp16:` around the initialization, when its body only imports apex for it
-        (or converts the model, which the migration undoes): the scaler is then created
-        always, enabled by that condition."""
+    def guard(self, statement: ast.stmt) -> Tuple[Optional[ast.If], bool]:
+        """`if args.fp16:` around the initialization: the scaler is then created always, enabled
+        by that condition; in place of the `if` when its body only imports apex for it (or
+        converts the model, which the migration undoes), else right before it (a condition
+        without side effects reads the same there)."""
         site = self.places[id(statement)]
         owner = site.owner
-        if not isinstance(owner, ast.If) or owner.orelse or site.block is not owner.body:
-            return None
-        for other in owner.body:
-            if other is not statement and not self.imports_amp(other) and id(other) not in self.undone:
-                raise Refused(f"the `if` around the apex initialization (line {owner.lineno}) does more than "
-                              "initialize apex")
-        return owner
+        if not isinstance(owner, ast.If) or site.block is not owner.body:
+            return None, False
+        whole = not owner.orelse and all(other is statement or self.imports_amp(other) or id(other) in self.undone
+                                         for other in owner.body)
+        if not whole and not _pure(owner.test):
+            raise Refused(f"the `if` around the apex initialization (line {owner.lineno}) does more than "
+                          "initialize apex, and its condition may not read the same before it")
+        return owner, whole
 
     def imports_amp(self, statement: ast.stmt) -> bool:
         """An import of apex.amp or apex.fp16_utils, bare or in `try: ... except ImportError:` whose
@@ -573,12 +679,13 @@ class _Migration:
                 and isinstance(backward.func.value, ast.Name) and backward.func.value.id == scaled.id):
             raise Refused(f"the body of amp.scale_loss (line {finding.line}) does more than scaled_loss.backward()")
         loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
-        if loss is None or dotted_name(optimizer) not in self.optimizers:
+        if loss is None or not _elements(optimizer) or any(
+                dotted_name(o) not in self.optimizers for o in _elements(optimizer)):
             raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
         for keyword in call.keywords:
-            if keyword.arg in ("loss", "optimizers") or keyword.arg == "delay_unscale" and _literal(
-                    keyword.value) is False or keyword.arg == "loss_id" and _literal(keyword.value) == 0:
-                continue
+            if keyword.arg in ("loss", "optimizers", "loss_id") or keyword.arg == "delay_unscale" and _literal(
+                    keyword.value) is False:
+                continue  # one scaler serves every loss: apex's loss ids go
             raise Refused(f"amp.scale_loss's {keyword.arg}= (line {finding.line}) needs a person")
         if self.uses_model(loss):
             raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
@@ -648,26 +755,34 @@ class _Migration:
     def forward_pass(self, anchor: ast.stmt, loss: ast.AST, finding) -> None:
         """Wrap the statements the loss depends on, from the first one that uses the model,
         in autocast."""
-        site = self.places[id(anchor)]
         model_roots = {name.split(".")[0] for name in self.models}
         needed = _loads(loss) - model_roots
-        dependencies = []
-        for statement in reversed(site.block[:site.index]):
-            if statement is self.init_statement:
+        at = anchor
+        while True:  # the block of the backward, then the blocks around it (`if args.fp16:`, `with`)
+            site = self.places[id(at)]
+            dependencies = []
+            for statement in reversed(site.block[:site.index]):
+                if statement is self.init_statement or _steps_or_backward(statement):
+                    break  # what comes before is an earlier forward pass (a GAN's discriminator's)
+                stored = _stores(statement) & needed
+                if stored:
+                    dependencies.append(statement)
+                    if isinstance(statement, (ast.Assign, ast.AnnAssign)):  # the value the loss reads: earlier
+                        needed -= stored  # ones of the name (a first forward pass) are not its
+                    needed |= _loads(statement) - model_roots
+            uses_model = [s for s in dependencies if self.uses_model(s)]
+            if uses_model:
                 break
-            if _stores(statement) & needed:
-                dependencies.append(statement)
-                needed |= _loads(statement) - model_roots
-        uses_model = [s for s in dependencies if self.uses_model(s)]
-        if not uses_model:
-            raise Refused(f"the forward pass of the loss scaled on line {finding.line} is not in the block before it")
+            if not isinstance(site.owner, (ast.If, ast.With, ast.AsyncWith, ast.Try)) or id(site.owner) not in \
+                    self.places or site.block is not getattr(site.owner, "body", None) and not isinstance(
+                    site.owner, ast.If):
+                raise Refused(f"the loss scaled on line {finding.line} is computed where the fix cannot see "
+                              "which statements are its forward pass (no call of the model before it in its function)")
+            at = site.owner
         first, last = uses_model[-1], dependencies[0]
         region = site.block[site.block.index(first):site.block.index(last) + 1]
         for statement in region:
             for node in ast.walk(statement):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                        "backward", "step"):
-                    raise Refused(f"the forward pass before line {finding.line} also steps or runs backward")
                 if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
                     raise Refused(f"the forward pass before line {finding.line} holds a multi-line string")
         self.own_lines(first)
@@ -711,14 +826,18 @@ class _Migration:
             raise Refused("no optimizer.step() follows the scaled backward")
         if not self.enabled:
             return
+        # one update() per iteration: after the last optimizer step of a block (a GAN steps its
+        # discriminator, then its generator), once every optimizer of it has stepped
+        last = {id(self.places[id(step)].block): step for step in steps}
         for step in steps:
             self.own_lines(step)
             scaler = self.reach(step, "the optimizer step")
             indent = self.indentation(step)
             optimizer = self.source.segment(step.value.func.value)
             self.edits.append(TextEdit(*self.source.span(step), f"{scaler}.step({optimizer})"))
-            self.edits.append(TextEdit(self.line_end(step.end_lineno), self.line_end(step.end_lineno),
-                                       f"{self.source.newline}{indent}{scaler}.update()"))
+            if last[id(self.places[id(step)].block)] is step:
+                self.edits.append(TextEdit(self.line_end(step.end_lineno), self.line_end(step.end_lineno),
+                                           f"{self.source.newline}{indent}{scaler}.update()"))
             self.unscale_before_reads(step, scaler, optimizer)
 
     def unscale_before_reads(self, step: ast.stmt, scaler: str, optimizer: str) -> None:
@@ -732,15 +851,28 @@ class _Migration:
                 self.edits.append(TextEdit(start, start, f"{self.indentation(statement)}{scaler}.unscale_("
                                                          f"{optimizer}){self.source.newline}"))
                 return
-        outer = [b for b in self.backward_statements if b not in backward]
-        for anchor in outer:  # a read between a backward and the block of the step
-            site = self.places[id(anchor)]
-            holder = next((s for s in site.block[site.index + 1:] if step in list(ast.walk(s))), None)
-            if holder is None:
-                continue
-            for statement in site.block[site.index + 1:site.block.index(holder)]:
+        for anchor in self.backward_statements:
+            if anchor not in backward:
+                self.no_reads_before(anchor, step)
+
+    def no_reads_before(self, anchor: ast.stmt, step: ast.stmt) -> None:
+        """From a scaled backward to the optimizer step (out of the backward's blocks, into the
+        one of the step), nothing reads the gradients: those reads would be scaled."""
+        at = anchor
+        while id(at) in self.places:
+            site = self.places[id(at)]
+            for statement in site.block[site.index + 1:]:
+                if step in list(ast.walk(statement)):
+                    return  # the step's block: unscale_before_reads unscales before its reads
                 if self.reads_gradients(statement):
-                    raise Refused(f"gradients are read on line {statement.lineno}, away from the optimizer step")
+                    raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward and "
+                                  f"the optimizer step (line {step.lineno}) but away from the step: the scaler unscales "
+                                  "them once, at the step (apex did on every backward), so there they are scaled; "
+                                  "with gradient accumulation, clipping each micro-batch would have to become "
+                                  "clipping at the step")
+            if not isinstance(site.owner, ast.stmt):
+                return
+            at = site.owner
 
     @staticmethod
     def local_to(name: str, function: Optional[ast.AST]) -> bool:

@@ -20,7 +20,7 @@ def main(argv=None):
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     net = Net().to(device)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
-    scaler = torch.amp.GradScaler("cuda", init_scale=128.0)
+    scaler = torch.amp.GradScaler("cuda", init_scale=128.0, growth_interval=2**31 - 1)
     losses = []
     for step in range(4):
         x = torch.randn(16, 10, device=device)
