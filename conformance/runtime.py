@@ -50,6 +50,7 @@ class Outcome:
     namespace: Dict[str, object]
     entered_autocasts: List[Tuple[str, object, bool, bool]] = field(default_factory=list)
     grad_scalers: List[Tuple[object, Dict[str, object]]] = field(default_factory=list)  # with their arguments
+    scaler_calls: List[Tuple[str, int]] = field(default_factory=list)  # (step, unscale_ or update; id(optimizer))
 
     def warned(self, expected: Warns) -> bool:
         return any(expected.matches(w) for w in self.warnings)
@@ -69,6 +70,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.autocasts: List[Tuple[str, object, bool, bool]] = []
         self.scalers: List[Tuple[object, Dict[str, object]]] = []
+        self.calls: List[Tuple[str, int]] = []
 
     @contextlib.contextmanager
     def installed(self):
@@ -87,11 +89,24 @@ class _Recorder:
             bound.apply_defaults()
             recorder.scalers.append((self, {k: v for k, v in bound.arguments.items() if k != "self"}))
 
+        def recording(method):
+            original = getattr(scaler, method)
+
+            def call(self, *args, **kwargs):
+                recorder.calls.append((method, id(args[0]) if args else 0))
+                return original(self, *args, **kwargs)
+            return original, call
+
+        methods = {method: recording(method) for method in ("step", "unscale_", "update")}
         autocast.__enter__, scaler.__init__ = recording_enter, recording_init
+        for method, (_, call) in methods.items():
+            setattr(scaler, method, call)
         try:
             yield self
         finally:
             autocast.__enter__, scaler.__init__ = enter, init
+            for method, (original, _) in methods.items():
+                setattr(scaler, method, original)
 
 
 def run(program: str, prelude: str = "", epilogue: str = "", name: str = "example") -> Outcome:
@@ -108,7 +123,7 @@ def run(program: str, prelude: str = "", epilogue: str = "", name: str = "exampl
         except Exception as raised:  # what the example does is the result
             error = raised
     logging.disable(logging.NOTSET)
-    return Outcome(error, list(caught), namespace, recorder.autocasts, recorder.scalers)
+    return Outcome(error, list(caught), namespace, recorder.autocasts, recorder.scalers, recorder.calls)
 
 
 def scaler_state(recorded: Tuple[object, Dict[str, object]]) -> tuple:

@@ -276,12 +276,15 @@ class Summary:
         self.errors: List[str] = []
         self.recipes: List[str] = []
         self.fixed: Dict[str, Counter] = {}  # path -> codes of the findings fixed
+        self.remaining: List[dict] = []  # for --output-format json: the findings left, and the notes
+        self.migrations: list = []  # migration.Outcome of each file with apex AMP code
 
 
 def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session", summary: Summary, out, report_to,
              roots: Sequence[Path] = ()) -> None:
     """Fix one file; from standard input, the fixed text goes to `out` (all of it, changed or not)."""
     from .engine import AnalysisError, Document
+    from . import migration
     from .fixer import FixError, is_shim
     from .spellings import spell
 
@@ -302,15 +305,24 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         raise InputError(f"{path}: not fixed, {error}") from None
     spelled = spell(session.targets(path).floors) if result.remaining else {}  # for the recipes
     on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None
+    as_json = args.format == "json"
     for finding in result.remaining:
         shim = " (in a compatibility shim: left as it is)" if is_shim(finding) else ""
         line, column = on_disk(finding) if on_disk else (finding.line, finding.col + 1)
-        print(f"{path}:{line}:{column}: {finding.message}{shim}", file=report_to)
+        if as_json:
+            summary.remaining.append({"file": str(path), "line": line, "column": column, "code": finding.code,
+                                      "message": finding.message, "shim": bool(shim)})
+        else:
+            print(f"{path}:{line}:{column}: {finding.message}{shim}", file=report_to)
         recipe = finding.rule.recipe.format(**spelled)
         if recipe and recipe not in summary.recipes:
             summary.recipes.append(recipe)
-    for line, note in sorted(result.notes):
-        print(f"{path}:{line}: note: {note}", file=report_to)
+    if not as_json:
+        for line, note in sorted(result.notes):
+            print(f"{path}:{line}: note: {note}", file=report_to)
+    migrated = migration.outcome(str(path), result, args.unsafe_fixes)
+    if migrated is not None:
+        summary.migrations.append(migrated)
     summary.manual += len(result.remaining)
     summary.unsafe += result.unsafe
     summary.shims += result.shims
@@ -348,6 +360,10 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     summary = Summary()
     stdin = STDIN in (args.paths or [])
     report_to = err if args.diff or stdin else out  # stdout is a clean patch, or the fixed code
+    if args.format == "json" and (args.diff or stdin):
+        print("flake8-no-apex: --output-format json writes the report to standard output: not with --diff "
+              "or standard input", file=err)
+        return 2
     try:
         settings = settings_of(args)
     except InputError as error:
@@ -382,8 +398,14 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
             except BaseException as error:  # noqa: B036 (pyo3 panics are BaseException) the file's error, not the run's
                 summary.errors.append(_internal_error(path, "not fixed", error))
                 print(f"flake8-no-apex: {summary.errors[-1]}", file=err)
+    from . import migration
+
+    if args.format == "json":
+        out.write(migration.as_json(summary.fixed, summary.remaining, summary.migrations))
+        report_to = err
     for recipe in summary.recipes:
         print(recipe, file=report_to)
+    report_to.write(migration.text(summary.migrations))
     if args.show_fixes:
         report_to.write(report.enumerate_fixes(summary.fixed, "Would fix" if args.diff else "Fixed"))
     line = (f"{_plural(summary.files, 'file', 'files')} {'would be fixed' if args.diff else 'fixed'} "
@@ -538,6 +560,9 @@ def parser() -> argparse.ArgumentParser:
     fix.add_argument("--show-fixes", action="store_true", help="list how many findings of each code were fixed, "
                      "per file")
     fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that may change behaviour")
+    fix.add_argument("--output-format", "--format", dest="format", default="text", choices=("text", "json"),
+                     help="text (flake8's lines, the notes and the apex AMP migration report) or json (what was "
+                          "fixed, what is left and each file's migration, on standard output) (default: text)")
     fix.add_argument("--exit-non-zero-on-fix", action="store_true",
                      help="exit 1 only when files changed, as pyupgrade does (default: also when findings need "
                           "a person)")

@@ -92,7 +92,7 @@ def measure(home: Path, scripts: list) -> list:
     try:
         project = work / home.name
         shutil.copytree(home, project)
-        fixed = subprocess.run([sys.executable, "-m", "flake8_no_apex", "fix", "--unsafe-fixes", "--no-config",
+        fixed = subprocess.run([sys.executable, "-m", "flake8_no_apex", "fix", "--unsafe-fixes",
                                 "--output-format", "json", "."], cwd=project, capture_output=True, text=True)
         try:
             report = json.loads(fixed.stdout)

@@ -621,3 +621,148 @@ def test_fp16_optimizer_without_a_loss_scale_keeps_apex_default_of_one():
         """)
     assert 'scaler = torch.amp.GradScaler("cuda", init_scale=1.0, growth_interval=2**31 - 1)\n' in result.text
     assert Round.of("from apex.fp16_utils import FP16_Optimizer\noptimizer = FP16_Optimizer(opt)\n", {}).plans()
+
+
+def test_a_fixed_loss_scale_chosen_at_run_time_keeps_either_schedule():
+    check_migrated(
+        """\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, loss_scale="dynamic" if args.dynamic else args.scale)
+        for x in loader:
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16 if args.dynamic else float(args.scale), growth_interval=2000 if args.dynamic else 2**31 - 1)
+        for x in loader:
+            with torch.amp.autocast("cuda"):
+                loss = model(x).sum()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """)
+
+
+def test_apex_s_ceiling_starts_the_scaler_there_and_says_there_is_none_after():
+    result = migrate("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer, max_loss_scale=512.0, min_loss_scale=1.0)
+        for x in loader:
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """)
+    assert 'scaler = torch.amp.GradScaler("cuda", init_scale=512.0)\n' in result.text
+    notes = " ".join(note for _, note in result.notes)
+    assert "grow past 512.0; GradScaler has no ceiling" in notes and "below 1.0; GradScaler has no floor" in notes
+
+
+def test_the_scaler_is_created_before_an_if_that_does_more_than_initialize():
+    check_migrated(
+        """\
+        from apex import amp
+
+        if args.fp16:
+            model, optimizer = amp.initialize(model, optimizer)
+            model = DataParallel(model)
+        else:
+            model = DataParallel(model)
+        for x in loader:
+            loss = model(x).sum()
+            if args.fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda", enabled=args.fp16)
+        if args.fp16:
+            model = DataParallel(model)
+        else:
+            model = DataParallel(model)
+        for x in loader:
+            with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                loss = model(x).sum()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """)
+
+
+def test_a_forward_pass_outside_the_fp16_branch_and_one_update_after_the_last_step():
+    check_migrated(
+        """\
+        from apex import amp
+
+        [netD, netG], [optD, optG] = amp.initialize([netD, netG], [optD, optG], num_losses=2)
+        for x in loader:
+            errD = netD(x).mean() - netD(netG(x).detach()).mean()
+            if use_amp:
+                errD *= 0.5
+                with amp.scale_loss(errD, optD, loss_id=0) as scaled:
+                    scaled.backward()
+            optD.step()
+            errG = -netD(netG(x)).mean()
+            with amp.scale_loss(errG, [optG], loss_id=1) as scaled:
+                scaled.backward()
+            optG.step()
+        """,
+        """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for x in loader:
+            with torch.amp.autocast("cuda"):
+                errD = netD(x).mean() - netD(netG(x).detach()).mean()
+            if use_amp:
+                errD *= 0.5
+                scaler.scale(errD).backward()
+            scaler.step(optD)
+            with torch.amp.autocast("cuda"):
+                errG = -netD(netG(x)).mean()
+            scaler.scale(errG).backward()
+            scaler.step(optG)
+            scaler.update()
+        """)
+
+
+def test_to_python_float_is_item():
+    check_migrated(
+        """\
+        from apex.fp16_utils import to_python_float
+
+        print(to_python_float(loss.data), to_python_float(a + b))
+        """,
+        """\
+        print(loss.data.item(), (a + b).item())
+        """)
+
+
+def test_gradients_clipped_on_every_micro_batch_away_from_the_step_are_refused_with_that_reason():
+    check_refused(
+        """\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            if fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            else:
+                loss.backward()
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+        """, "gradients are read on line 9, between the scaled backward and the optimizer step (line 13)")

@@ -8,6 +8,7 @@ import py_compile
 import shutil
 import stat
 import signal
+import json
 import subprocess
 import sys
 import tempfile
@@ -542,3 +543,29 @@ def test_a_file_whose_fix_is_refused_still_lists_and_counts_its_findings(tmp_pat
     assert "a.py:2:6: APX201 " in out.getvalue() and "b.py:1:18: APX001 " in out.getvalue()
     assert "a.py: not fixed, the fixes of APX201 still changed the code" in err.getvalue()
     assert err.getvalue().rstrip().endswith("0 files fixed (0 fixes), 2 findings need manual changes")
+
+
+def test_fix_reports_each_files_migration_as_text_and_json(tmp_path):
+    """A team tracks what is left: each file with apex AMP code is migrated (with its notes) or
+    refused (with the blocker, file:line), after the run's lines, or in --output-format json."""
+    migration = Path(__file__).parent / "apex_migration"
+    (tmp_path / "gan.py").write_text((migration / "gan.py").read_text())
+    (tmp_path / "loop.py").write_text("from apex import amp\n\nmodel, optimizer = amp.initialize(model, optimizer)\n")
+    (tmp_path / "plain.py").write_text("import torch\n")
+    result = run(tmp_path, "fix", "--diff", ".", console_script=True)
+    assert "apex AMP migration: 1 file refused, 1 file to migrate with --unsafe-fixes" in result.stderr
+    assert "  refused   loop.py:3: amp.scale_loss is not used in the module that calls amp.initialize" \
+        in result.stderr
+    assert "  unsafe    gan.py:27: migrates with --unsafe-fixes" in result.stderr
+    result = run(tmp_path, "fix", "--unsafe-fixes", "--output-format", "json", ".", console_script=True)
+    report = json.loads(result.stdout)  # stdout is the JSON document alone
+    by_file = {entry["file"]: entry for entry in report["migration"]}
+    assert set(by_file) == {"gan.py", "loop.py"}
+    assert by_file["gan.py"]["status"] == "migrated" and by_file["loop.py"]["status"] == "refused"
+    assert by_file["loop.py"]["line"] == 3 and "amp.scale_loss is not used" in by_file["loop.py"]["reason"]
+    assert report["fixed"]["gan.py"]["APX102"] == 3
+    assert {r["code"] for r in report["remaining"] if r["file"] == "loop.py"} >= {"APX101"}
+    assert "scaler.scale(errG).backward()" in (tmp_path / "gan.py").read_text()
+    assert "apex AMP migration: 1 file migrated, 1 file refused" in result.stderr
+    refused = run(tmp_path, "fix", "--output-format", "json", "--diff", ".")
+    assert refused.returncode == 2 and "not with --diff" in refused.stderr

@@ -163,6 +163,7 @@ class _Migration:
         self.edits: List[TextEdit] = []
         self.notes: List[str] = []
         self.backward_statements: List[ast.stmt] = []
+        self.forward_regions: list = []  # (site, first index, last index, finding) of each forward pass
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
@@ -309,6 +310,7 @@ class _Migration:
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize")
         for finding in uses[_SCALE_LOSS]:
             self.scale_loss(finding)
+        self.wrap_forward_passes()
         self.steps()
         for finding in uses[_MASTER_PARAMS]:
             self.master_params(finding)
@@ -411,6 +413,7 @@ class _Migration:
             arguments = self.source.text[self.source.span(call.args[0])[0]:self.source.span(call)[1]]
             self.edits.append(TextEdit(*self.source.span(call), f"{torch}.nn.utils.clip_grad_norm_((p for group in "
                                        f'{optimizer}.param_groups for p in group["params"]), {arguments}'))
+        self.wrap_forward_passes()
         self.steps()
         if self.optimizer_calls("state_dict") or self.optimizer_calls("load_state_dict"):
             self.notes.append("checkpoints written by FP16_Optimizer.state_dict() hold fp32 master weights and its "
@@ -539,7 +542,8 @@ class _Migration:
             number = f"float({self.source.segment(value)})"
         else:
             raise Refused("loss_scale= is neither \"dynamic\", a number nor a name or `a if c else b` of them")
-        self.static_scale(number)
+        self.notes.append("when the loss scale is a number, apex applied the steps whose gradients overflowed; "
+                          "the scaler keeps that scale (it never grows) but skips such a step and halves it")
         return [f"init_scale={start} if {condition} else {number}",
                 f"growth_interval=2000 if {condition} else {_NEVER}"]
 
@@ -753,17 +757,21 @@ class _Migration:
         self.edits.append(TextEdit(start, end, newline.join(lines)))
 
     def forward_pass(self, anchor: ast.stmt, loss: ast.AST, finding) -> None:
-        """Wrap the statements the loss depends on, from the first one that uses the model,
-        in autocast."""
+        """Find the statements the loss depends on, from the first one that uses the model, in
+        the block of the backward or a block around it; they go under autocast (once every
+        backward is known, so that one forward pass of several losses is wrapped once)."""
         model_roots = {name.split(".")[0] for name in self.models}
         needed = _loads(loss) - model_roots
         at = anchor
         while True:  # the block of the backward, then the blocks around it (`if args.fp16:`, `with`)
             site = self.places[id(at)]
-            dependencies = []
+            dependencies, boundary = [], None
             for statement in reversed(site.block[:site.index]):
-                if statement is self.init_statement or _steps_or_backward(statement):
-                    break  # what comes before is an earlier forward pass (a GAN's discriminator's)
+                if statement is self.init_statement:
+                    break
+                if _steps_or_backward(statement):  # an earlier step: a GAN's discriminator's
+                    boundary = boundary or statement
+                    continue
                 stored = _stores(statement) & needed
                 if stored:
                     dependencies.append(statement)
@@ -779,12 +787,39 @@ class _Migration:
                 raise Refused(f"the loss scaled on line {finding.line} is computed where the fix cannot see "
                               "which statements are its forward pass (no call of the model before it in its function)")
             at = site.owner
-        first, last = uses_model[-1], dependencies[0]
-        region = site.block[site.block.index(first):site.block.index(last) + 1]
+        index = site.block.index
+        after = [s for s in uses_model if boundary is None or index(s) > index(boundary)]
+        first, last = (after or uses_model)[-1], dependencies[0]
+        if boundary is not None and index(first) < index(boundary) < index(last):
+            raise Refused(f"the forward pass of the loss scaled on line {finding.line} is interleaved with "
+                          f"another backward or step (line {boundary.lineno})")
+        self.forward_regions.append((site, index(first), index(last), finding))
+
+    def wrap_forward_passes(self) -> None:
+        """Each forward pass under autocast; those that overlap in a block (two losses of one
+        forward pass) as one."""
+        by_block: Dict[int, list] = {}
+        for region in self.forward_regions:
+            by_block.setdefault(id(region[0].block), []).append(region)
+        for regions in by_block.values():
+            regions.sort(key=lambda r: r[1])
+            merged = [list(regions[0])]
+            for region in regions[1:]:
+                if region[1] <= merged[-1][2]:
+                    merged[-1][2] = max(merged[-1][2], region[2])
+                else:
+                    merged.append(list(region))
+            for site, first_index, last_index, finding in merged:
+                self.wrap(site, site.block[first_index:last_index + 1], finding)
+
+    def wrap(self, site: _Site, region: List[ast.stmt], finding) -> None:
         for statement in region:
+            if _steps_or_backward(statement):
+                raise Refused(f"the forward pass before line {finding.line} also steps or runs backward")
             for node in ast.walk(statement):
                 if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
                     raise Refused(f"the forward pass before line {finding.line} holds a multi-line string")
+        first, last = region[0], region[-1]
         self.own_lines(first)
         self.own_lines(last)
         indent, unit = self.indentation(first), self.unit(site)
