@@ -300,6 +300,10 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         for finding in left:
             print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}", file=report_to)
         summary.manual += len(left)
+        apex_amp = [f for f in left if f.code in migration.APEX_AMP_CODES]
+        if apex_amp:
+            summary.migrations.append(migration.Outcome(str(path), migration.REFUSED, apex_amp[0].line,
+                                                        f"the file was not fixed: {error}"))
         if stdin and not args.diff:
             out.write(decoded.text)
         raise InputError(f"{path}: not fixed, {error}") from None

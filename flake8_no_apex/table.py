@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, Mapping, Optional, Protocol, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, List, Mapping, Optional, Protocol, Tuple, Union
 
 from packaging.version import Version
 
@@ -346,7 +346,20 @@ class Plan:
 
 def plan(edits: Iterable[TextEdit], grade: Grade, imports: Iterable[str] = (), releases: Iterable[str] = (),
          note: str = "") -> Plan:
-    return Plan(tuple(sorted(set(edits))), grade, frozenset(imports), frozenset(releases), note)
+    return Plan(_merged_deletions(sorted(set(edits))), grade, frozenset(imports), frozenset(releases), note)
+
+
+def _merged_deletions(edits: List[TextEdit]) -> Tuple[TextEdit, ...]:
+    """Deletions that overlap are one: two keywords removed from the end of a call each take
+    the comma between them."""
+    merged: List[TextEdit] = []
+    for edit in edits:
+        last = merged[-1] if merged else None
+        if last is not None and not last.text and not edit.text and edit.start < last.end:
+            merged[-1] = TextEdit(last.start, max(last.end, edit.end), "")
+        else:
+            merged.append(edit)
+    return tuple(merged)
 
 
 class Fixer(Protocol):

@@ -766,3 +766,29 @@ def test_gradients_clipped_on_every_micro_batch_away_from_the_step_are_refused_w
             if (step + 1) % accumulation == 0:
                 optimizer.step()
         """, "gradients are read on line 9, between the scaled backward and the optimizer step (line 13)")
+
+
+def test_a_flag_that_said_whether_apex_is_installed_keeps_its_value_without_the_probe():
+    result = migrate("""\
+        mixed_precision = True
+        try:  # faster training with apex
+            from apex import amp
+        except:
+            print("apex recommended")
+            mixed_precision = False
+
+        if mixed_precision:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1", verbosity=0)
+        for x in loader:
+            loss = model(x).sum()
+            if mixed_precision:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()
+            optimizer.step()
+        """)
+    assert "apex" not in result.text and "try:" not in result.text
+    assert 'mixed_precision = True\n' in result.text
+    assert 'scaler = torch.amp.GradScaler("cuda", enabled=mixed_precision)' in result.text
+    assert any("mixed_precision no longer turns off where apex is not installed" in n for _, n in result.notes)

@@ -932,3 +932,14 @@ def test_a_plan_is_compiled_with_the_statements_it_touches_as_the_whole_module_w
         bad = fixer.plan([*good.edits[:-1], fixer.TextEdit(last.start, last.end, last.text + f"\n{broken}\n")],
                          good.grade)
         assert round_.compiles(bad) is _whole_module_compiles(round_, bad)
+
+
+def test_two_keywords_removed_from_the_end_of_a_call_make_one_edit():
+    """apex DDP's message_size= and gradient_predivide_factor= each took the comma between them:
+    the plan's edits overlapped and `fix` stopped on the file (NVIDIA DeepLearningExamples' BERT
+    run_pretraining.py)."""
+    source = ("from apex.parallel import DistributedDataParallel as DDP\n"
+              "model = DDP(model, message_size=250000000, gradient_predivide_factor=get_world_size())\n")
+    result = fix_text(source, unsafe=True)
+    compile(result.text, "<fixed>", "exec")
+    assert "message_size" not in result.text and "gradient_predivide_factor" not in result.text

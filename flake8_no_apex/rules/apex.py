@@ -461,7 +461,7 @@ RULES = [
                         (("FP16_Optimizer", "FP16Model", "prep_param_lists", "model_grads_to_master_grads",
                           "master_params_to_model_params", "to_python_float", "clip_grad_norm"), _NATIVE_AMP),
                         (("LossScaler", "DynamicLossScaler"), "{grad_scaler}"),
-                        (("network_to_half", "tofp16", "BN_convert_float"),
+                        (("network_to_half", "tofp16", "BN_convert_float", "convert_module", "convert_network"),
                          "{autocast} (or model.half(), which is not BatchNorm-safe)"),
                     )
                     for name in names

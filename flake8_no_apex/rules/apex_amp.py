@@ -245,6 +245,7 @@ class _Migration:
         for finding in floats:
             self.to_python_float(finding)
         if not references and floats:  # the module's only apex AMP: its number read-outs
+            self.remove_star_imports(floats)
             return self.finish(floats)
         # apex.amp if the module uses it (FP16_Optimizer code beside it stays as it is), else FP16_Optimizer
         amp = any(f.site.name.startswith("apex.amp.") for f in references)
@@ -262,12 +263,29 @@ class _Migration:
         found = [f for found in uses.values() for f in found]
         self.check_every_use_is_handled(found, group)
         if amp:
+            self.undo_flag_probes()
+        if amp:
             self.migrate_amp(uses)
         else:
             self.migrate_fp16_optimizer(uses)
         self.pass_scaler()
         self.remove_undone()
+        self.remove_star_imports(found + floats)
         return self.finish(found + floats)
+
+    def remove_star_imports(self, rewritten: list) -> None:
+        """`from apex.fp16_utils import *` goes when every name the module takes from it (the rule
+        table lists each name apex.fp16_utils exports) is one the migration rewrites."""
+        handled = {id(f.site.node) for f in rewritten}
+        for statement in self.tree.body:  # a star import is allowed at module level only
+            candidates = [statement] if isinstance(statement, ast.ImportFrom) else getattr(statement, "body", [])
+            for node in candidates:
+                if isinstance(node, ast.ImportFrom) and node.module in ("apex.fp16_utils", "apex.amp") \
+                        and [a.name for a in node.names] == ["*"] and id(node) in self.places:
+                    through = [f for f in self.ctx.findings if f.site.name.startswith(node.module + ".")
+                               and getattr(f.site.binding, "statement", 0) is None]
+                    if all(id(f.site.node) in handled for f in through):
+                        self.replace_statement(node, [])
 
     def finish(self, found: list) -> Plan:
         edits = sorted(set(self.edits))
@@ -345,6 +363,30 @@ class _Migration:
         if not (isinstance(probe, ast.Try) and self.imports_amp(probe)):
             raise Refused(f"the import of apex on line {statement.lineno} is in a `try` that does more than import it")
         self.undone.add(id(probe))
+
+    def undo_flag_probes(self) -> None:
+        """`use_amp = True / try: from apex import amp / except: use_amp = False`: the flag said
+        whether apex is installed; native AMP always is, so the `try` goes and the flag keeps
+        the value it had before it."""
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Try) and id(node) in self.places and node.body and node.handlers
+                    and not node.orelse and not node.finalbody
+                    and all(isinstance(s, (ast.Import, ast.ImportFrom)) and self.imports_amp(s) for s in node.body)):
+                continue
+            flags = set()
+            for statement in (s for handler in node.handlers for s in handler.body):
+                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and all(
+                        isinstance(t, ast.Name) for t in statement.targets):
+                    flags.update(t.id for t in statement.targets)
+                elif not (isinstance(statement, (ast.Pass, ast.Raise)) or isinstance(statement, ast.Expr)
+                          and isinstance(statement.value, (ast.Call, ast.Constant))):
+                    break
+            else:
+                imported = {a.asname or a.name.split(".")[0] for s in node.body for a in s.names}
+                if flags - imported:
+                    self.undone.add(id(node))
+                    self.notes.append(f"{', '.join(sorted(flags - imported))} no longer turns off where apex is "
+                                      "not installed: native AMP is always there")
 
     @staticmethod
     def is_installed_check(statement: ast.stmt, use: ast.Name) -> bool:
