@@ -37,6 +37,19 @@ loader = [(x, torch.randn(2, 4)), (x, torch.randn(2, 4))]
 criterion = torch.nn.functional.mse_loss
 torch_version_at_least = lambda version: True  # noqa: E731  (a project's own version helper)
 """
+# A GAN's two models and optimizers (APX101's example), and a trainer driven for a few steps
+# (APX102's example defines the class: the epilogue runs it with gradient accumulation).
+GAN = TORCH + """\
+netG, netD = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+optG, optD = torch.optim.SGD(netG.parameters(), lr=0.1), torch.optim.SGD(netD.parameters(), lr=0.1)
+ones, zeros = torch.ones(2, 1), torch.zeros(2, 1)
+criterion = torch.nn.functional.binary_cross_entropy_with_logits
+"""
+TRAINER_STEPS = """
+trainer = Trainer(model, optimizer, fp16=True, accumulation=2)
+for step, (x, y) in enumerate(loader * 2):
+    trainer.train_step(step, x, y)
+"""
 # One process of a gloo group, for DistributedDataParallel on the CPU.
 PROCESS_GROUP = TORCH + """\
 import tempfile, torch.distributed
@@ -149,10 +162,10 @@ SCENARIOS = {
     ("APX001", "import of apex.contrib.gpu_direct_storage (removed 2026-07-08)"): Scenario(
         APEX_ABSENT, prelude=TORCH, verdict="cited source"),
     ("APX001", "import of apex.reparameterization"): Scenario(APEX_ABSENT, prelude=TORCH, verdict="cited source"),
-    ("APX101", "apex amp.initialize"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, observe=default_observation,
+    ("APX101", "apex amp.initialize"): Scenario(APEX_ABSENT, (APEX_ABSENT,), GAN, observe=default_observation,
                                                 verdict="cited source"),
-    ("APX102", "apex amp.scale_loss"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, observe=default_observation,
-                                                verdict="cited source"),
+    ("APX102", "apex amp.scale_loss"): Scenario(APEX_ABSENT, (APEX_ABSENT,), TORCH, TRAINER_STEPS,
+                                                observe=default_observation, verdict="cited source"),
     ("APX103", "other apex.amp APIs"): Scenario(APEX_ABSENT, (APEX_ABSENT,) * 2, TORCH, observe=default_observation,
                                                 verdict="cited source"),
     ("APX104", "apex.parallel.DistributedDataParallel"): Scenario(

@@ -61,3 +61,13 @@ def codes(source: str, **kwargs) -> List[str]:
 def check_no_findings(source: str) -> None:
     """Nothing to report: the precision half of every rule."""
     assert report(source) == []
+
+# the canonical apex AMP training step, which `fix --unsafe-fixes` migrates
+CANONICAL_STEP = ("from apex import amp\n\n"
+                  "model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n"
+                  "for x, y in loader:\n"
+                  "    optimizer.zero_grad()\n"
+                  "    loss = criterion(model(x), y)\n"
+                  "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+                  "        scaled_loss.backward()\n"
+                  "    optimizer.step()\n")

@@ -398,16 +398,6 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
     ("""\
      from apex import amp
 
-     model, optimizer = amp.initialize(model, optimizer)
-     for i, x in enumerate(loader):
-         loss = model(x).sum()
-         with amp.scale_loss(loss, optimizer, delay_unscale=i % 2 == 0) as scaled_loss:
-             scaled_loss.backward()
-         optimizer.step()
-     """, "delay_unscale= (line 6) needs a person"),
-    ("""\
-     from apex import amp
-
      model, optimizers = amp.initialize(model, [make(group) for group in groups])
      """, "is not given its models and optimizers by name"),
     ("""\

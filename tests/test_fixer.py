@@ -873,7 +873,7 @@ def test_an_offered_plan_is_whole_its_import_added_and_the_imports_it_leaves_unu
     text = "from torch.cuda.amp import autocast\nwith autocast():\n    pass\n"
     only = next(p for p in fixer.Round.of(text, {}).plans() if p is not None)
     assert fixer.Source(text).apply(only.edits) == fix_text(text).text
-    from flake8_no_apex.rules.apex import _CANONICAL_STEP as migration
+    from helpers import CANONICAL_STEP as migration
 
     plan = next(p for p in fixer.Round.of(migration, {}).plans() if p is not None)
     assert fixer.Source(migration).apply(plan.edits) == fix_text(migration, unsafe=True).text

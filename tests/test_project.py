@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flake8_no_apex.project import ProjectImports, dotted_suffixes
-from flake8_no_apex.rules.apex import _CANONICAL_STEP as CANONICAL_STEP
+from helpers import CANONICAL_STEP
 from helpers import COMMAND
 
 UTILS = "from torch.cuda.amp import autocast\n\n\ndef f():\n    with autocast():\n        pass\n"

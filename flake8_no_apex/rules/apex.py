@@ -40,15 +40,7 @@ Replace apex.amp with native AMP:
         scaler.update()
     checkpoint["scaler"] = scaler.state_dict()  # was: amp.state_dict()
 O2/O3 (fp16 weights) have no exact native equivalent: keep fp32 weights under autocast."""
-_CANONICAL_STEP = ("from apex import amp\n\n"
-                   "model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n"
-                   "for x, y in loader:\n"
-                   "    optimizer.zero_grad()\n"
-                   "    loss = criterion(model(x), y)\n"
-                   "    with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
-                   "        scaled_loss.backward()\n"
-                   "    optimizer.step()\n")
-# what fix writes for _CANONICAL_STEP's loop (and for FP16_Optimizer's), after the scaler
+# what fix writes for FP16_Optimizer's loop, after the scaler
 _NATIVE_STEP = ("for x, y in loader:\n"
                 "    optimizer.zero_grad()\n"
                 "    with torch.amp.autocast(\"cuda\"):\n"
@@ -57,16 +49,24 @@ _NATIVE_STEP = ("for x, y in loader:\n"
                 "    scaler.step(optimizer)\n"
                 "    scaler.update()\n")
 MIGRATION_DOC = (
-    "`fix --unsafe-fixes` migrates a module's apex AMP as a whole: `amp.initialize` becomes the "
-    "GradScaler (enabled by its `enabled=`, a non-literal `opt_level` or the `if` guarding it; "
-    "O0 drops AMP; `loss_scale=<number>` becomes `init_scale`), the statements the scaled loss depends "
-    "on, from the first one that calls the model, run under autocast, `scale_loss` becomes "
-    "`scaler.scale(loss).backward()`, each `optimizer.step()` `scaler.step(optimizer)` and "
-    "`scaler.update()`. The scaler is passed to a module-level function that runs the loop when only the "
-    "initializing function calls it. Where the shape differs (the loss comes from another function, "
-    "several losses or optimizers, `delay_unscale`, uses of apex.amp the fix cannot rewrite), nothing "
-    "is changed and `fix` says why and shows the recipe. apex O1 patched every forward pass of the process "
-    "(evaluation too); after the migration, code outside the training step runs in fp32 unless you wrap it.")
+    "`fix --unsafe-fixes` migrates a module's apex AMP as a whole: `amp.initialize` becomes one "
+    "GradScaler for every model, optimizer and loss it was given (`num_losses=` and `loss_id=` go), enabled "
+    "by its `enabled=`, a non-literal `opt_level` or the `if` guarding it (created before that `if` when it "
+    "does more); O0 drops AMP; a fixed `loss_scale` becomes a scaler that starts there and never grows, one "
+    "read at run time (`loss_scale=args.loss_scale`) chooses either schedule as apex did, `max_loss_scale=` "
+    "and `min_loss_scale=` are noted (GradScaler has no ceiling or floor). The statements each scaled loss "
+    "depends on, from the first one that calls a model (in the block of the backward or around it), run "
+    "under autocast, once for a forward pass that gives several losses; `scale_loss` becomes "
+    "`scaler.scale(loss).backward()` (`delay_unscale=` goes: the scaler unscales the accumulated gradients "
+    "once, at the step), each `optimizer.step()` `scaler.step(optimizer)`, and one `scaler.update()` follows "
+    "the last step of each block. In a class the scaler is `self.scaler`; a module-level function that runs "
+    "the loop gets it as a parameter when only the initializing function calls it. `to_python_float(t)` "
+    "becomes `t.item()`. Where the shape differs (the loss comes from another module, gradients are read on "
+    "every micro-batch away from the step, `cast_model_outputs=`, apex's function registry, uses of apex.amp "
+    "the fix cannot rewrite), nothing is changed and `fix` names the blocker, file:line, in its migration "
+    "report (also `--output-format json`) and shows the recipe. apex O1 patched every forward pass of the "
+    "process (evaluation too); after the migration, code outside the training step runs in fp32 unless you "
+    "wrap it.")
 _MAINTAINED_DOC = (
     "These apex parts are still maintained, so this is not a deprecation: the code is off by "
     "default (flake8's extended default ignore) and meant for teams removing apex entirely. "
@@ -301,8 +301,32 @@ RULES = [
              "apex AMP. Native AMP needs no initialization: run the forward pass under "
              "`torch.amp.autocast(\"cuda\")` and scale the loss with `torch.amp.GradScaler(\"cuda\")`. "
              + MIGRATION_DOC),
-        before=_CANONICAL_STEP,
-        after="import torch\n\nscaler = torch.amp.GradScaler(\"cuda\")\n" + _NATIVE_STEP,
+        before=("from apex import amp\n\n"
+                "[netD, netG], [optD, optG] = amp.initialize([netD, netG], [optD, optG], opt_level=\"O1\", "
+                "num_losses=2)\n"
+                "for real, noise in loader:\n"
+                "    fake = netG(noise)\n"
+                "    errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)\n"
+                "    with amp.scale_loss(errD, optD, loss_id=0) as scaled_loss:\n"
+                "        scaled_loss.backward()\n"
+                "    optD.step()\n"
+                "    errG = criterion(netD(fake), ones)\n"
+                "    with amp.scale_loss(errG, optG, loss_id=1) as scaled_loss:\n"
+                "        scaled_loss.backward()\n"
+                "    optG.step()\n"),
+        after=("import torch\n\n"
+               "scaler = torch.amp.GradScaler(\"cuda\")\n"
+               "for real, noise in loader:\n"
+               "    with torch.amp.autocast(\"cuda\"):\n"
+               "        fake = netG(noise)\n"
+               "        errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)\n"
+               "    scaler.scale(errD).backward()\n"
+               "    scaler.step(optD)\n"
+               "    with torch.amp.autocast(\"cuda\"):\n"
+               "        errG = criterion(netD(fake), ones)\n"
+               "    scaler.scale(errG).backward()\n"
+               "    scaler.step(optG)\n"
+               "    scaler.update()\n"),
         invalid=("import apex.amp as A\nA.initialize(model, opt)\n",),
         valid=("def setup(amp):\n    return amp.initialize(model)\n", "amp = np.abs(x)\namp.initialize()\n"),
         recipe=AMP_RECIPE,
@@ -324,25 +348,34 @@ RULES = [
              "its own, so static analysis is the only signal before apex 25.07 breaks it. The common "
              "`if args.fp16: <scale_loss> else: loss.backward()` becomes one scaled backward, the scaler "
              "enabled by the condition that guarded `amp.initialize`. " + MIGRATION_DOC),
-        before=("from apex import amp\n\n"
-                "if use_amp:\n"
-                "    model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n"
-                "for x, y in loader:\n"
-                "    loss = criterion(model(x), y)\n"
-                "    if use_amp:\n"
-                "        with amp.scale_loss(loss, optimizer) as scaled_loss:\n"
+        before=("from apex import amp\n\n\n"
+                "class Trainer:\n"
+                "    def __init__(self, model, optimizer, fp16, accumulation):\n"
+                "        self.model, self.optimizer = amp.initialize(model, optimizer, enabled=fp16)\n"
+                "        self.accumulation = accumulation\n\n"
+                "    def train_step(self, step, x, y):\n"
+                "        loss = criterion(self.model(x), y) / self.accumulation\n"
+                "        boundary = (step + 1) % self.accumulation == 0\n"
+                "        with amp.scale_loss(loss, self.optimizer, delay_unscale=not boundary) as scaled_loss:\n"
                 "            scaled_loss.backward()\n"
-                "    else:\n"
-                "        loss.backward()\n"
-                "    optimizer.step()\n"),
-        after=("import torch\n\n"
-               "scaler = torch.amp.GradScaler(\"cuda\", enabled=use_amp)\n"
-               "for x, y in loader:\n"
-               "    with torch.amp.autocast(\"cuda\", enabled=scaler.is_enabled()):\n"
-               "        loss = criterion(model(x), y)\n"
-               "    scaler.scale(loss).backward()\n"
-               "    scaler.step(optimizer)\n"
-               "    scaler.update()\n"),
+                "        if boundary:\n"
+                "            self.optimizer.step()\n"
+                "            self.optimizer.zero_grad()\n"),
+        after=("import torch\n\n\n"
+               "class Trainer:\n"
+               "    def __init__(self, model, optimizer, fp16, accumulation):\n"
+               "        self.scaler = torch.amp.GradScaler(\"cuda\", enabled=fp16)\n"
+               "        self.model, self.optimizer = model, optimizer\n"
+               "        self.accumulation = accumulation\n\n"
+               "    def train_step(self, step, x, y):\n"
+               "        with torch.amp.autocast(\"cuda\", enabled=self.scaler.is_enabled()):\n"
+               "            loss = criterion(self.model(x), y) / self.accumulation\n"
+               "        boundary = (step + 1) % self.accumulation == 0\n"
+               "        self.scaler.scale(loss).backward()\n"
+               "        if boundary:\n"
+               "            self.scaler.step(self.optimizer)\n"
+               "            self.scaler.update()\n"
+               "            self.optimizer.zero_grad()\n"),
         invalid=("from apex.amp import scale_loss\nwith scale_loss(loss, opt) as scaled:\n    scaled.backward()\n",),
         recipe=AMP_RECIPE,
         fixer=migrate_amp,

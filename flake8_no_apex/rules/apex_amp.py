@@ -729,9 +729,13 @@ class _Migration:
                 dotted_name(o) not in self.optimizers for o in _elements(optimizer)):
             raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
         for keyword in call.keywords:
-            if keyword.arg in ("loss", "optimizers", "loss_id") or keyword.arg == "delay_unscale" and _literal(
-                    keyword.value) is False:
+            if keyword.arg in ("loss", "optimizers", "loss_id"):
                 continue  # one scaler serves every loss: apex's loss ids go
+            if keyword.arg == "delay_unscale":  # the micro-steps of gradient accumulation
+                if _literal(keyword.value) is not False and not any("delay_unscale" in n for n in self.notes):
+                    self.notes.append("delay_unscale= went: the scaler scales every micro-batch by the same "
+                                      "scale and unscales the accumulated gradients once, at the optimizer step")
+                continue
             raise Refused(f"amp.scale_loss's {keyword.arg}= (line {finding.line}) needs a person")
         if self.uses_model(loss):
             raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
