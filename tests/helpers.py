@@ -62,6 +62,7 @@ def check_no_findings(source: str) -> None:
     """Nothing to report: the precision half of every rule."""
     assert report(source) == []
 
+
 # the canonical apex AMP training step, which `fix --unsafe-fixes` migrates
 CANONICAL_STEP = ("from apex import amp\n\n"
                   "model, optimizer = amp.initialize(model, optimizer, opt_level=\"O1\")\n"

@@ -90,17 +90,21 @@ def _is_number(value: object) -> bool:
 def _pure(node: ast.AST) -> bool:
     """An expression that reads names, attributes, constant keys and literals, and compares
     them: evaluated twice in a row, it gives the same value and does nothing else."""
-    return all(isinstance(n, (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp,
-                              ast.Subscript, ast.Load, ast.cmpop, ast.boolop, ast.Not, ast.Tuple))
-               for n in ast.walk(node)) and all(isinstance(n.slice, ast.Constant) for n in ast.walk(node)
-                                                 if isinstance(n, ast.Subscript))
+    allowed = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Subscript, ast.Load,
+               ast.cmpop, ast.boolop, ast.Not, ast.Tuple)
+    nodes = list(ast.walk(node))
+    return all(isinstance(n, allowed) for n in nodes) and all(
+        isinstance(n.slice, ast.Constant) for n in nodes if isinstance(n, ast.Subscript))
 
 
 def _steps_or_backward(statement: ast.stmt) -> bool:
     """The statement runs a backward pass or an optimizer step (apex's scaled one included)."""
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "step")
-               or isinstance(n, ast.withitem) and "scale_loss" in (dotted_name(getattr(n.context_expr, "func", None))
-                                                                     or "") for n in ast.walk(statement))
+    for n in ast.walk(statement):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("backward", "step"):
+            return True
+        if isinstance(n, ast.withitem) and "scale_loss" in (dotted_name(getattr(n.context_expr, "func", None)) or ""):
+            return True
+    return False
 
 
 def _elements(node: Optional[ast.AST]) -> List[ast.AST]:
@@ -421,7 +425,8 @@ class _Migration:
         if not dynamic and static is not None and not _is_number(_literal(static)):
             raise Refused("FP16_Optimizer's static_loss_scale= is not a number")
         # apex's own default is 1.0
-        scaler_keywords = [] if dynamic else [self.static_scale("1.0" if static is None else self.source.segment(static))]
+        written = "1.0" if static is None else self.source.segment(static)
+        scaler_keywords = [] if dynamic else [self.static_scale(written)]
         self.models = set()
         for half in uses[_NETWORK_TO_HALF]:
             converted = self.statement_of(half.site.call)
@@ -578,7 +583,8 @@ class _Migration:
                 condition = f"not ({condition})"
             if _literal(fixed) in ("dynamic", None):
                 return dynamic
-            number = self.source.segment(fixed) if _is_number(_literal(fixed)) else f"float({self.source.segment(fixed)})"
+            number = self.source.segment(fixed)
+            number = number if _is_number(_literal(fixed)) else f"float({number})"
         elif dotted_name(value) is not None:
             condition = f'{self.source.segment(value)} in (None, "dynamic")'
             number = f"float({self.source.segment(value)})"
@@ -947,7 +953,8 @@ class _Migration:
                     return  # the step's block: unscale_before_reads unscales before its reads
                 if self.reads_gradients(statement):
                     raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward and "
-                                  f"the optimizer step (line {step.lineno}) but away from the step: the scaler unscales "
+                                  f"the optimizer step (line {step.lineno}) but away from the step: the scaler "
+                                  "unscales "
                                   "them once, at the step (apex did on every backward), so there they are scaled; "
                                   "with gradient accumulation, clipping each micro-batch would have to become "
                                   "clipping at the step")
