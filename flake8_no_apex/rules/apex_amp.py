@@ -48,6 +48,8 @@ _INITIALIZE_KEYWORDS = ("models", "optimizers", "opt_level", "enabled", "loss_sc
 _APEX_AMP_MODULES = ("amp", "fp16_utils")
 _DYNAMIC_START = "2.0**16"  # apex's dynamic loss scale starts there, as GradScaler does
 _NEVER = "2**31 - 1"  # a growth interval no run reaches: the scale of a fixed apex loss scale stays
+_FIXED_SCALE = ("apex applied the steps whose gradients overflowed; the scaler keeps the scale (it never grows) "
+                "but skips such a step and halves it")
 _SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 _GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params", "clip_master_grads")
 NOT_MIGRATED = "apex AMP not migrated"
@@ -172,6 +174,11 @@ class _Migration:
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
 
+    def note(self, text: str) -> None:
+        """What the user must know about the migration, said once."""
+        if text not in self.notes:
+            self.notes.append(text)
+
     # --- where things are ----------------------------------------------------------------
     def statement_of(self, node: ast.AST) -> ast.stmt:
         while not isinstance(node, ast.stmt):
@@ -268,7 +275,6 @@ class _Migration:
         self.check_every_use_is_handled(found, group)
         if amp:
             self.undo_flag_probes()
-        if amp:
             self.migrate_amp(uses)
         else:
             self.migrate_fp16_optimizer(uses)
@@ -389,8 +395,8 @@ class _Migration:
                 imported = {a.asname or a.name.split(".")[0] for s in node.body for a in s.names}
                 if flags - imported:
                     self.undone.add(id(node))
-                    self.notes.append(f"{', '.join(sorted(flags - imported))} no longer turns off where apex is "
-                                      "not installed: native AMP is always there")
+                    self.note(f"{', '.join(sorted(flags - imported))} no longer turns off where apex is "
+                              "not installed: native AMP is always there")
 
     @staticmethod
     def is_installed_check(statement: ast.stmt, use: ast.Name) -> bool:
@@ -463,8 +469,8 @@ class _Migration:
         self.wrap_forward_passes()
         self.steps()
         if self.optimizer_calls("state_dict") or self.optimizer_calls("load_state_dict"):
-            self.notes.append("checkpoints written by FP16_Optimizer.state_dict() hold fp32 master weights and its "
-                              "loss scaler: the optimizer's state_dict() does not; save scaler.state_dict() with it")
+            self.note("checkpoints written by FP16_Optimizer.state_dict() hold fp32 master weights and its "
+                      "loss scaler: the optimizer's state_dict() does not; save scaler.state_dict() with it")
 
     def optimizer_calls(self, method: str) -> List[ast.Call]:
         return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
@@ -520,11 +526,11 @@ class _Migration:
         conditions = []
         if level is ...:
             conditions.append(f'{self.source.segment(opt_level)} != "O0"')
-            self.notes.append("opt_level O2/O3 (fp16 master weights) become autocast, which keeps fp32 weights")
+            self.note("opt_level O2/O3 (fp16 master weights) become autocast, which keeps fp32 weights")
         elif level not in ("O0", "O1", "O2", "O3"):
             raise Refused(f"opt_level={level!r} is not an apex opt level")
         elif level in ("O2", "O3"):
-            self.notes.append(f"opt_level {level} (fp16 master weights) became autocast, which keeps fp32 weights")
+            self.note(f"opt_level {level} (fp16 master weights) became autocast, which keeps fp32 weights")
         if flag is ...:
             conditions.insert(0, self.source.segment(enabled))
             self.switches.add(ast.dump(enabled))
@@ -562,11 +568,11 @@ class _Migration:
             if not _is_number(top):
                 raise Refused("amp.initialize's max_loss_scale= is not a number")
             start = self.source.segment(ceiling) if top < 2 ** 16 else start
-            self.notes.append(f"apex never let the loss scale grow past {self.source.segment(ceiling)}; "
-                              "GradScaler has no ceiling")
+            self.note(f"apex never let the loss scale grow past {self.source.segment(ceiling)}; "
+                      "GradScaler has no ceiling")
         if floor is not None:
-            self.notes.append(f"apex never let the loss scale fall below {self.source.segment(floor)}; "
-                              "GradScaler has no floor")
+            self.note(f"apex never let the loss scale fall below {self.source.segment(floor)}; "
+                      "GradScaler has no floor")
         dynamic = [] if start == _DYNAMIC_START else [f"init_scale={start}"]
         if value is None:  # the opt level's default: dynamic, but O3's (and O0's) fixed 1.0
             return [self.static_scale("1.0")] if level == "O3" else dynamic
@@ -590,15 +596,12 @@ class _Migration:
             number = f"float({self.source.segment(value)})"
         else:
             raise Refused("loss_scale= is neither \"dynamic\", a number nor a name or `a if c else b` of them")
-        self.notes.append("when the loss scale is a number, apex applied the steps whose gradients overflowed; "
-                          "the scaler keeps that scale (it never grows) but skips such a step and halves it")
+        self.note(f"when the loss scale is a number, {_FIXED_SCALE}")
         return [f"init_scale={start} if {condition} else {number}",
                 f"growth_interval=2000 if {condition} else {_NEVER}"]
 
     def static_scale(self, written: str) -> str:
-        if not any("fixed loss scale" in n for n in self.notes):
-            self.notes.append("with a fixed loss scale apex applied the steps whose gradients overflowed; "
-                              "the scaler keeps the scale (it never grows) but skips such a step and halves it")
+        self.note(f"with a fixed loss scale {_FIXED_SCALE}")
         return f"init_scale={written}, growth_interval={_NEVER}"
 
     def create_scaler(self, finding, statement: ast.stmt, conditions: List[str], scaler_keywords: List[str],
@@ -738,9 +741,9 @@ class _Migration:
             if keyword.arg in ("loss", "optimizers", "loss_id"):
                 continue  # one scaler serves every loss: apex's loss ids go
             if keyword.arg == "delay_unscale":  # the micro-steps of gradient accumulation
-                if _literal(keyword.value) is not False and not any("delay_unscale" in n for n in self.notes):
-                    self.notes.append("delay_unscale= went: the scaler scales every micro-batch by the same "
-                                      "scale and unscales the accumulated gradients once, at the optimizer step")
+                if _literal(keyword.value) is not False:
+                    self.note("delay_unscale= went: the scaler scales every micro-batch by the same scale and "
+                              "unscales the accumulated gradients once, at the optimizer step")
                 continue
             raise Refused(f"amp.scale_loss's {keyword.arg}= (line {finding.line}) needs a person")
         if self.uses_model(loss):
@@ -954,10 +957,9 @@ class _Migration:
                 if self.reads_gradients(statement):
                     raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward and "
                                   f"the optimizer step (line {step.lineno}) but away from the step: the scaler "
-                                  "unscales "
-                                  "them once, at the step (apex did on every backward), so there they are scaled; "
-                                  "with gradient accumulation, clipping each micro-batch would have to become "
-                                  "clipping at the step")
+                                  "unscales them once, at the step (apex did on every backward), so there they are "
+                                  "scaled; with gradient accumulation, clipping each micro-batch would have to "
+                                  "become clipping at the step")
             if not isinstance(site.owner, ast.stmt):
                 return
             at = site.owner
@@ -1000,9 +1002,8 @@ class _Migration:
         method = finding.site.name.rsplit(".", 1)[1]
         start = self.source.span(call.func)[0]
         self.edits.append(TextEdit(start, self.source.span(call.func)[1], f"{scaler}.{method}"))
-        if not any("checkpoint" in n for n in self.notes):
-            self.notes.append("checkpoints written by apex hold amp.state_dict()'s loss scaler, which "
-                              "scaler.load_state_dict() does not read: resume them without it")
+        self.note("checkpoints written by apex hold amp.state_dict()'s loss scaler, which "
+                  "scaler.load_state_dict() does not read: resume them without it")
 
     def pass_scaler(self) -> None:
         """Hand the scaler to the module-level functions that use it, as a parameter: only
