@@ -739,9 +739,10 @@ def test_to_python_float_is_item():
         """)
 
 
-def test_gradients_clipped_on_every_micro_batch_away_from_the_step_are_refused_with_that_reason():
-    check_refused(
-        """\
+def test_gradients_clipped_on_every_micro_batch_move_to_the_step_with_their_condition():
+    """apex unscaled on every backward, so a script could clip after each micro-batch; the
+    scaler unscales once, at the step: the clipping moves there, under the `if` it ran in."""
+    result = migrate("""\
         from apex import amp
 
         model, optimizer = amp.initialize(model, optimizer)
@@ -750,12 +751,84 @@ def test_gradients_clipped_on_every_micro_batch_away_from_the_step_are_refused_w
             if fp16:
                 with amp.scale_loss(loss, optimizer) as scaled_loss:
                     scaled_loss.backward()
-                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+                if max_norm > 0:
+                    torch.nn.utils.clip_grad_norm_(
+                        amp.master_params(optimizer), max_norm)
             else:
                 loss.backward()
             if (step + 1) % accumulation == 0:
                 optimizer.step()
-        """, "gradients are read on line 9, between the scaled backward and the optimizer step (line 13)")
+        """)
+    assert result.text == textwrap.dedent("""\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for step, x in enumerate(loader):
+            with torch.amp.autocast("cuda"):
+                loss = model(x).sum() / accumulation
+            if fp16:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            if (step + 1) % accumulation == 0:
+                scaler.unscale_(optimizer)
+                if fp16:
+                    if max_norm > 0:
+                        torch.nn.utils.clip_grad_norm_(
+                            (p for group in optimizer.param_groups for p in group["params"]), max_norm)
+                scaler.step(optimizer)
+                scaler.update()
+        """)
+    assert any("the gradient clipping of line 9 ran after every backward" in note
+               and "clips the accumulated gradients once per step instead of their running sum" in note
+               for _, note in result.notes), result.notes
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for x in loader:
+            for chunk in x.split(2):
+                loss = model(chunk).sum()
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            optimizer.step()
+        """, "the gradient clipping of line 9 runs after every scaled backward, and the `for` around it (line 5)"),
+    ("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm)
+            max_norm = schedule(step)
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+        """, "the gradient clipping of line 8 reads names assigned before the optimizer step (line 11)"),
+])
+def test_clipping_that_cannot_move_to_the_step_unchanged_is_refused_with_that_reason(source, reason):
+    check_refused(source, reason)
+
+
+def test_gradients_read_for_another_purpose_away_from_the_step_are_refused_with_that_reason():
+    check_refused(
+        """\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            norms.append(model.weight.grad.norm())
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+        """, "gradients are read on line 8, between the scaled backward and the optimizer step (line 10)")
 
 
 def test_a_flag_that_said_whether_apex_is_installed_keeps_its_value_without_the_probe():

@@ -169,6 +169,7 @@ class _Migration:
         self.edits: List[TextEdit] = []
         self.notes: List[str] = []
         self.backward_statements: List[ast.stmt] = []
+        self.moves: list = []  # (step, [(clipping, its conditions)], the unscale_ before them or None)
         self.forward_regions: list = []  # (site, first index, last index, finding) of each forward pass
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
@@ -278,6 +279,7 @@ class _Migration:
             self.migrate_amp(uses)
         else:
             self.migrate_fp16_optimizer(uses)
+        self.move_clipping()
         self.pass_scaler()
         self.remove_undone()
         self.remove_star_imports(found + floats)
@@ -934,35 +936,106 @@ class _Migration:
         place = self.places[id(step)]
         backward = [b for b in self.backward_statements if self.places[id(b)].block is place.block]
         since = place.block.index(backward[-1]) + 1 if backward else 0
+        unscaled = False
         for statement in place.block[since:place.index]:
             if self.reads_gradients(statement):
                 self.own_lines(statement)
                 start = self.source.line_start(statement.lineno)
                 self.edits.append(TextEdit(start, start, f"{self.indentation(statement)}{scaler}.unscale_("
                                                          f"{optimizer}){self.source.newline}"))
-                return
-        for anchor in self.backward_statements:
-            if anchor not in backward:
-                self.no_reads_before(anchor, step)
+                unscaled = True
+                break
+        moved = [m for anchor in self.backward_statements if anchor not in backward
+                 for m in self.no_reads_before(anchor, step)]
+        if moved:
+            self.moves.append((step, moved, None if unscaled else f"{scaler}.unscale_({optimizer})"))
 
-    def no_reads_before(self, anchor: ast.stmt, step: ast.stmt) -> None:
+    def no_reads_before(self, anchor: ast.stmt, step: ast.stmt) -> List[Tuple[ast.stmt, List[str]]]:
         """From a scaled backward to the optimizer step (out of the backward's blocks, into the
-        one of the step), nothing reads the gradients: those reads would be scaled."""
-        at = anchor
+        one of the step), nothing reads the gradients, as those reads would be scaled; but
+        clipping, which apex let run after every backward, moves to the step (with the
+        conditions it ran under): returned with them."""
+        at, owners, pending, between = anchor, [], [], []
         while id(at) in self.places:
             site = self.places[id(at)]
             for statement in site.block[site.index + 1:]:
                 if step in list(ast.walk(statement)):
-                    return  # the step's block: unscale_before_reads unscales before its reads
+                    return [(moved, self.conditions_between(moved, owners[level:], step, between))
+                            for moved, level in pending]
                 if self.reads_gradients(statement):
-                    raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward and "
-                                  f"the optimizer step (line {step.lineno}) but away from the step: the scaler "
-                                  "unscales them once, at the step (apex did on every backward), so there they are "
-                                  "scaled; with gradient accumulation, clipping each micro-batch would have to "
-                                  "become clipping at the step")
+                    if not self.only_clips(statement):
+                        raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward "
+                                      f"and the optimizer step (line {step.lineno}) but away from the step: the "
+                                      "scaler unscales them once, at the step (apex did on every backward), so "
+                                      "there they are scaled")
+                    pending.append((statement, len(owners)))
+                else:
+                    between.append(statement)
             if not isinstance(site.owner, ast.stmt):
-                return
+                return []
+            owners.append(site.owner)
             at = site.owner
+        return []
+
+    def only_clips(self, statement: ast.stmt) -> bool:
+        """`clip_grad_norm_(...)`, or `if <condition>: clip_grad_norm_(...)`: clipping alone."""
+        if isinstance(statement, ast.If) and not statement.orelse and _pure(statement.test):
+            return all(self.only_clips(s) for s in statement.body)
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        name = getattr(getattr(call, "func", None), "attr", None) or getattr(getattr(call, "func", None), "id", "")
+        return isinstance(call, ast.Call) and name.startswith("clip_grad_")
+
+    def conditions_between(self, moved: ast.stmt, owners: List[ast.AST], step: ast.stmt,
+                           between: List[ast.stmt]) -> List[str]:
+        """The conditions clipping ran under, re-read at the step: only `if`s without side
+        effects, whose names nothing between the two places assigns (a loop around it, or
+        anything else, would make it run another number of times)."""
+        conditions = []
+        child: ast.AST = moved
+        for owner in owners:
+            if not (isinstance(owner, ast.If) and _pure(owner.test) and id(child) in self.places
+                    and self.places[id(child)].block is owner.body):
+                raise Refused(f"the gradient clipping of line {moved.lineno} runs after every scaled backward, and "
+                              f"the `{type(owner).__name__.lower()}` around it (line {owner.lineno}) keeps the fix "
+                              "from moving it to the optimizer step, where the scaler unscales the gradients")
+            conditions.insert(0, self.source.segment(owner.test))
+            child = owner
+        read = _loads(moved) | {t for o in owners for t in _loads(o.test)}
+        if any(_stores(statement) & read for statement in between):
+            raise Refused(f"the gradient clipping of line {moved.lineno} reads names assigned before the optimizer "
+                          f"step (line {step.lineno}), where it would move")
+        self.note(f"the gradient clipping of line {moved.lineno} ran after every backward (apex unscaled the "
+                  "gradients each time); the scaler unscales them once, at the optimizer step, so it moved there: "
+                  "with gradient accumulation it now clips the accumulated gradients once per step instead of "
+                  "their running sum after every micro-batch")
+        return conditions
+
+    def move_clipping(self) -> None:
+        """Clipping moved to the step: deleted where it was, written (with the rewrites inside
+        it and its conditions) right before the step, after the scaler unscales."""
+        for step, moved, unscale in self.moves:
+            self.own_lines(step)
+            indent, unit = self.indentation(step), self.unit(self.places[id(step)])
+            lines = [indent + unscale] if unscale else []
+            for statement, conditions in moved:
+                self.own_lines(statement)
+                start, end = self.source.span(statement)
+                inside = [e for e in self.edits if start <= e.start and e.end <= end]
+                text = self.source.text[start:end]
+                for edit in sorted(inside, key=lambda e: e.start, reverse=True):
+                    text = text[:edit.start - start] + edit.text + text[edit.end - start:]
+                self.edits = [e for e in self.edits if e not in inside]
+                self.replace_statement(statement, [])
+                depth = indent
+                for condition in conditions:
+                    lines.append(f"{depth}if {condition}:")
+                    depth += unit
+                old = self.indentation(statement)
+                first, *rest = text.splitlines()
+                lines.append(depth + first)
+                lines.extend(depth + line[len(old):] if line.startswith(old) else line for line in rest)
+            at = self.source.line_start(step.lineno)
+            self.edits.append(TextEdit(at, at, "".join(line + self.source.newline for line in lines)))
 
     @staticmethod
     def local_to(name: str, function: Optional[ast.AST]) -> bool:
