@@ -855,3 +855,60 @@ def test_a_flag_that_said_whether_apex_is_installed_keeps_its_value_without_the_
     assert 'mixed_precision = True\n' in result.text
     assert 'scaler = torch.amp.GradScaler("cuda", enabled=mixed_precision)' in result.text
     assert any("mixed_precision no longer turns off where apex is not installed" in n for _, n in result.notes)
+
+
+def test_changes_of_apex_op_lists_go_with_a_note_that_autocast_has_its_own():
+    result = migrate("""\
+        import sys
+        import torch
+        from apex import amp
+
+        amp.lists.functional_overrides.FP32_FUNCS.remove("softmax")
+
+
+        def main():
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+
+
+        if __name__ == "__main__":
+            if "apex" in sys.modules:
+                amp.register_half_function(torch, "einsum")
+            main()
+        """)
+    assert result.text == textwrap.dedent("""\
+        import sys
+        import torch
+
+
+        def main():
+            scaler = torch.amp.GradScaler("cuda")
+            with torch.amp.autocast("cuda"):
+                loss = model(x).sum()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+
+        if __name__ == "__main__":
+            main()
+        """)
+    assert any("the changes of apex's op lists on lines 5, 18 went: autocast has op lists of its own" in note
+               for _, note in result.notes), result.notes
+
+
+def test_a_registration_whose_result_is_used_is_refused():
+    check_refused("""\
+        import torch
+        from apex import amp
+
+        einsum = amp.register_half_function(torch, "einsum")
+        model, optimizer = amp.initialize(model, optimizer)
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        """, "the change of apex's op lists on line 4 is not a statement of its own")

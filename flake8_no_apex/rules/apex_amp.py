@@ -34,7 +34,11 @@ _MASTER_PARAMS, _STATE_DICT = "apex.amp.master_params", "apex.amp.state_dict"
 _LOAD_STATE_DICT = "apex.amp.load_state_dict"
 _TO_PYTHON_FLOAT = "apex.fp16_utils.to_python_float"
 _FP16_OPTIMIZER, _NETWORK_TO_HALF = "apex.fp16_utils.FP16_Optimizer", "apex.fp16_utils.network_to_half"
-_HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT, _FP16_OPTIMIZER, _NETWORK_TO_HALF}
+_REGISTRY = ("apex.amp.register_half_function", "apex.amp.register_float_function", "apex.amp.register_promote_function")
+_HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT, _FP16_OPTIMIZER, _NETWORK_TO_HALF,
+            *_REGISTRY}
+_OP_LISTS_NOTE = ("autocast has op lists of its own, which they cannot change (torch's Autocast Op Reference says "
+                  "which ops run in float16 and which in float32): cast the inputs of an op whose precision matters")
 _APEX_AMP_PREFIXES = ("apex.amp.", "apex.fp16_utils.")
 _FP16_OPTIMIZER_KEYWORDS = ("init_optimizer", "static_loss_scale", "dynamic_loss_scale", "verbose")
 # FP16_Optimizer's own state: code reading it needs a person
@@ -174,6 +178,7 @@ class _Migration:
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
+        self.registrations: List[int] = []  # the lines that changed apex's op lists
 
     def note(self, text: str) -> None:
         """What the user must know about the migration, said once."""
@@ -300,6 +305,10 @@ class _Migration:
                         self.replace_statement(node, [])
 
     def finish(self, found: list) -> Plan:
+        if self.registrations:
+            lines = sorted(set(self.registrations))
+            self.note(f"the changes of apex's op lists on line{'s' if len(lines) > 1 else ''} "
+                      f"{', '.join(map(str, lines))} went: {_OP_LISTS_NOTE}")
         edits = sorted(set(self.edits))
         if any(a.end > b.start for a, b in zip(edits, edits[1:])):
             raise Refused("the rewrites would overlap")
@@ -346,6 +355,16 @@ class _Migration:
             self.master_params(finding)
         for finding in uses[_STATE_DICT] + uses[_LOAD_STATE_DICT]:
             self.state(finding)
+        for finding in (f for name in _REGISTRY for f in uses[name]):
+            self.unregister(self.statement_of(finding.site.call), finding.site.call)
+
+    def unregister(self, statement: ast.stmt, call: ast.AST) -> None:
+        """`amp.register_half_function(torch, "einsum")`, or an edit of apex's op lists
+        (`amp.lists.functional_overrides.FP32_FUNCS.remove("softmax")`): the statement goes."""
+        if not (isinstance(statement, ast.Expr) and statement.value is call):
+            raise Refused(f"the change of apex's op lists on line {call.lineno} is not a statement of its own")
+        self.undone.add(id(statement))
+        self.registrations.append(statement.lineno)
 
     def check_every_use_is_handled(self, findings, group: str) -> None:
         """Every read of a name of the group migrated (apex.amp or apex.fp16_utils) is one the
@@ -366,6 +385,8 @@ class _Migration:
                 check = self.statement_of(use)
                 if reaches_amp and self.is_installed_check(check, use):
                     self.undone.add(id(check))
+                elif reaches_amp and self.op_list_edit(use) is not None:
+                    self.unregister(check, self.op_list_edit(use))
                 elif reaches_amp:
                     raise Refused(f"apex is used on line {use.lineno} in a way the fix does not rewrite")
 
@@ -399,6 +420,17 @@ class _Migration:
                     self.undone.add(id(node))
                     self.note(f"{', '.join(sorted(flags - imported))} no longer turns off where apex is "
                               "not installed: native AMP is always there")
+
+    def op_list_edit(self, use: ast.Name) -> Optional[ast.Call]:
+        """`amp.lists.<module>.<FP16_FUNCS, FP32_FUNCS ...>.<append, remove ...>(...)`: the call."""
+        node, chain = self.parents.get(id(use)), []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            function, node = node, self.parents.get(id(node))
+        if len(chain) == 4 and chain[0] == "lists" and chain[2].endswith("_FUNCS") and chain[3] in (
+                "append", "remove", "extend", "insert") and isinstance(node, ast.Call) and node.func is function:
+            return node
+        return None
 
     @staticmethod
     def is_installed_check(statement: ast.stmt, use: ast.Name) -> bool:
@@ -891,10 +923,14 @@ class _Migration:
             unit + line if line.strip() else line for line in lines)))
 
     def uses_model(self, node: ast.AST) -> bool:
-        """The model is read, or called through an attribute (`model.module(x)`)."""
+        """The model is read, called through an attribute (`model.module(x)`), or the module
+        it is a part of is called (`model(x)` runs the `model.top_model` apex was given)."""
         prefixes = tuple(name + "." for name in self.models)
+        owners = {".".join(parts[:end]) for parts in (name.split(".") for name in self.models)
+                  for end in range(1, len(parts))}
         return bool(self.models & set(_chains(node))) or any(
-            isinstance(n, ast.Call) and (dotted_name(n.func) or "").startswith(prefixes) for n in ast.walk(node))
+            isinstance(n, ast.Call) and ((dotted_name(n.func) or "").startswith(prefixes) or dotted_name(n.func) in owners)
+            for n in ast.walk(node))
 
     # optimizer.step() -> scaler.step(optimizer); scaler.update() ------------------------------
     def steps(self) -> None:
@@ -935,7 +971,9 @@ class _Migration:
     def unscale_before_reads(self, step: ast.stmt, scaler: str, optimizer: str) -> None:
         place = self.places[id(step)]
         backward = [b for b in self.backward_statements if self.places[id(b)].block is place.block]
-        since = place.block.index(backward[-1]) + 1 if backward else 0
+        # after the last statement that runs a scaled backward (in an `if` of its own, maybe)
+        since = max((i + 1 for i, statement in enumerate(place.block[:place.index]) for node in ast.walk(statement)
+                     if any(node is b for b in self.backward_statements)), default=0)
         unscaled = False
         for statement in place.block[since:place.index]:
             if self.reads_gradients(statement):
@@ -960,7 +998,7 @@ class _Migration:
             site = self.places[id(at)]
             for statement in site.block[site.index + 1:]:
                 if step in list(ast.walk(statement)):
-                    return [(moved, self.conditions_between(moved, owners[level:], step, between))
+                    return [(moved, self.conditions_between(moved, owners[level:], step, between, statement is step))
                             for moved, level in pending]
                 if self.reads_gradients(statement):
                     if not self.only_clips(statement):
@@ -978,18 +1016,21 @@ class _Migration:
         return []
 
     def only_clips(self, statement: ast.stmt) -> bool:
-        """`clip_grad_norm_(...)`, or `if <condition>: clip_grad_norm_(...)`: clipping alone."""
+        """`clip_grad_norm_(...)`, `norm = clip_grad_norm_(...)` or `if <condition>:` over them:
+        clipping alone."""
         if isinstance(statement, ast.If) and not statement.orelse and _pure(statement.test):
             return all(self.only_clips(s) for s in statement.body)
-        call = statement.value if isinstance(statement, ast.Expr) else None
+        simple = isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
+        call = statement.value if isinstance(statement, ast.Expr) or simple else None
         name = getattr(getattr(call, "func", None), "attr", None) or getattr(getattr(call, "func", None), "id", "")
         return isinstance(call, ast.Call) and name.startswith("clip_grad_")
 
     def conditions_between(self, moved: ast.stmt, owners: List[ast.AST], step: ast.stmt,
-                           between: List[ast.stmt]) -> List[str]:
+                           between: List[ast.stmt], every_time: bool) -> List[str]:
         """The conditions clipping ran under, re-read at the step: only `if`s without side
-        effects, whose names nothing between the two places assigns (a loop around it, or
-        anything else, would make it run another number of times)."""
+        effects, whose names nothing between the two places assigns or reads what clipping
+        assigns (a loop around it, or anything else, would make it run another number of
+        times). Where the step runs after every backward the move changes nothing."""
         conditions = []
         child: ast.AST = moved
         for owner in owners:
@@ -1004,6 +1045,11 @@ class _Migration:
         if any(_stores(statement) & read for statement in between):
             raise Refused(f"the gradient clipping of line {moved.lineno} reads names assigned before the optimizer "
                           f"step (line {step.lineno}), where it would move")
+        if any(_loads(statement) & _stores(moved) for statement in between):
+            raise Refused(f"what the gradient clipping of line {moved.lineno} assigns is read before the optimizer "
+                          f"step (line {step.lineno}), where it would move")
+        if every_time:
+            return conditions
         self.note(f"the gradient clipping of line {moved.lineno} ran after every backward (apex unscaled the "
                   "gradients each time); the scaler unscales them once, at the optimizer step, so it moved there: "
                   "with gradient accumulation it now clips the accumulated gradients once per step instead of "
