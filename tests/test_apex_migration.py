@@ -912,3 +912,37 @@ def test_a_registration_whose_result_is_used_is_refused():
             scaled_loss.backward()
         optimizer.step()
         """, "the change of apex's op lists on line 4 is not a statement of its own")
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("""\
+        from apex import amp
+
+        if fp16:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+        else:
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O0")
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        """, "other than in the two branches of an `if` that chooses its loss scale"),
+    ("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        teacher, unused = amp.initialize(teacher, [])
+        loss = model(x).sum() + teacher(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        """, "the empty optimizer list amp.initialize returns (line 4) is used"),
+    ("""\
+        from apex import amp
+
+        teacher = amp.initialize(teacher, opt_level="O2")
+        print(teacher(x))
+        """, "amp.initialize is given no optimizer in this module, so there is no training to migrate"),
+])
+def test_initializations_other_than_one_training_one_and_models_alone_are_refused(source, reason):
+    check_refused(source, reason)

@@ -179,6 +179,7 @@ class _Migration:
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
         self.registrations: List[int] = []  # the lines that changed apex's op lists
+        self.dropped: Set[int] = set()  # initializations of models without an optimizer, which go
 
     def note(self, text: str) -> None:
         """What the user must know about the migration, said once."""
@@ -342,9 +343,23 @@ class _Migration:
     def migrate_amp(self, uses: Dict[str, list]) -> None:
         if not uses[_INITIALIZE]:
             raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
-        if len(uses[_INITIALIZE]) > 1:
-            raise Refused("amp.initialize is called more than once in this module")
-        self.initialize(uses[_INITIALIZE][0])
+        models_only = [f for f in uses[_INITIALIZE] if self.without_optimizers(f.site.call)]
+        training = [f for f in uses[_INITIALIZE] if f not in models_only]
+        if not training:
+            raise Refused("amp.initialize is given no optimizer in this module, so there is no training to migrate")
+        cast = [self.model_only(finding) for finding in models_only]
+        self.dropped = {id(statement) for statement, kept, _ in cast if not kept}
+        if len(training) == 2:
+            self.initialize(training[0], *self.either_initialization(*training))
+        elif len(training) > 2:
+            raise Refused("amp.initialize is called more than twice with optimizers in this module")
+        else:
+            self.initialize(training[0])
+        replaced = {id(n) for n in ast.walk(self.replaced)}
+        for statement, kept, names in cast:
+            self.models.update(names)
+            if id(statement) not in replaced:
+                self.replace_statement(statement, kept)
         if not uses[_SCALE_LOSS]:
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize")
         for finding in uses[_SCALE_LOSS]:
@@ -534,7 +549,65 @@ class _Migration:
                 raise Refused(f"FP16_Optimizer's {node.attr} (line {node.lineno}) has no native counterpart")
 
     # amp.initialize -> the scaler ------------------------------------------------------------
-    def initialize(self, finding) -> None:
+    @staticmethod
+    def without_optimizers(call: ast.Call) -> bool:
+        """`amp.initialize(teacher)` or `amp.initialize(teacher, [])`: a model run, not trained."""
+        optimizers = _argument(call, 1, "optimizers")
+        return optimizers is None or isinstance(optimizers, (ast.List, ast.Tuple)) and not optimizers.elts
+
+    def model_only(self, finding) -> Tuple[ast.stmt, List[str], List[str]]:
+        """A model apex only casts (a distillation teacher): the initialization goes (the lines
+        that replace it, if its result had other names), the model runs under autocast where it
+        is called in a forward pass (its names)."""
+        call = finding.site.call
+        statement = self.statement_of(call)
+        model = _argument(call, 0, "models")
+        names = [dotted_name(m) for m in _elements(model)]
+        if None in names or len(call.args) > 2 or set(k.arg for k in call.keywords) - set(_INITIALIZE_KEYWORDS) \
+                or set(k.arg for k in call.keywords) & {"loss_scale", "num_losses", "min_loss_scale", "max_loss_scale"}:
+            raise Refused(f"amp.initialize without an optimizer (line {finding.line}) is not given its models by name "
+                          "and an opt level alone")
+        if isinstance(statement, ast.Expr) and statement.value is call:
+            kept = []
+        elif isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if _argument(call, 1, "optimizers") is not None:  # (models, []) comes back
+                parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2 else None
+                if parts is None or not (isinstance(parts[1], ast.Name) and parts[1].id == "_"):
+                    raise Refused(f"the empty optimizer list amp.initialize returns (line {finding.line}) is used")
+                target = parts[0]
+            same = dotted_name(target) is not None and [dotted_name(target)] == names or [
+                dotted_name(e) for e in _elements(target)] == names and isinstance(target, type(model))
+            kept = [] if same else [f"{self.source.segment(target)} = {self.source.segment(model)}"]
+        else:
+            raise Refused(f"the result of amp.initialize (line {finding.line}) is not simply assigned")
+        level = _literal(next((k.value for k in call.keywords if k.arg == "opt_level"), ast.Constant("O1")))
+        if level != "O1":
+            self.note(f"{', '.join(names)}, which apex cast for opt_level {level if level is not ... else 'O2/O3'} "
+                      f"(line {finding.line}), keeps fp32 weights: autocast casts its operations where it runs")
+        return statement, kept, names
+
+    def either_initialization(self, first, second) -> Tuple[ast.If, ast.IfExp]:
+        """`if c: <initialize(..., loss_scale=a)> else: <the same, loss_scale=b>` is one
+        initialization with `loss_scale=a if c else b`: the `if` and that loss scale."""
+        statements = [self.statement_of(f.site.call) for f in (first, second)]
+        owner = self.places[id(statements[0])].owner
+        calls = [f.site.call for f in (first, second)]
+        scales = [next((k.value for k in call.keywords if k.arg == "loss_scale"), None) for call in calls]
+
+        def without_scale(statement: ast.stmt, call: ast.Call) -> str:
+            targets = getattr(statement, "targets", [])
+            return ast.dump(ast.Module(body=[*targets, call.func, *call.args,
+                                             *(k for k in call.keywords if k.arg != "loss_scale")], type_ignores=[]))
+
+        if not (isinstance(owner, ast.If) and owner.body == statements[:1] and owner.orelse == statements[1:]
+                and None not in scales and len({without_scale(*pair) for pair in zip(statements, calls)}) == 1):
+            raise Refused("amp.initialize is called twice in this module, other than in the two branches of an `if` "
+                          "that chooses its loss scale")
+        choice = ast.IfExp(test=owner.test, body=scales[0], orelse=scales[1])
+        return owner, ast.copy_location(choice, owner)
+
+    def initialize(self, finding, replaced: Optional[ast.If] = None, loss_scale: Optional[ast.AST] = None) -> None:
         call = finding.site.call
         statement = self.statement_of(call)
         if not (isinstance(statement, ast.Expr) and statement.value is call
@@ -550,6 +623,8 @@ class _Migration:
         if not models or not optimizers or None in self.models | self.optimizers:
             raise Refused(f"amp.initialize (line {finding.line}) is not given its models and optimizers by name")
         keywords = {k.arg: k.value for k in call.keywords}
+        if loss_scale is not None:
+            keywords["loss_scale"] = loss_scale
         for name in keywords:
             if name not in _INITIALIZE_KEYWORDS:
                 raise Refused(f"amp.initialize's {name}= has no native counterpart")
@@ -586,7 +661,7 @@ class _Migration:
                 self.optimizers.update(names[1])
                 kept.append(f"{self.source.segment(targets)} = "
                             f"{self.source.segment(model)}, {self.source.segment(optimizer)}")
-        self.create_scaler(finding, statement, conditions, scaler_keywords, kept)
+        self.create_scaler(finding, replaced or statement, conditions, scaler_keywords, kept)
 
     def loss_scale(self, keywords: Dict[str, ast.AST], level: object) -> List[str]:
         """The scaler's keywords for apex's loss scale: dynamic (GradScaler's own schedule, which
@@ -686,7 +761,7 @@ class _Migration:
         if not isinstance(owner, ast.If) or site.block is not owner.body:
             return None, False
         whole = not owner.orelse and all(other is statement or self.imports_amp(other) or id(other) in self.undone
-                                         for other in owner.body)
+                                         or id(other) in self.dropped for other in owner.body)
         if not whole and not _pure(owner.test):
             raise Refused(f"the `if` around the apex initialization (line {owner.lineno}) does more than "
                           "initialize apex, and its condition may not read the same before it")
@@ -1023,7 +1098,10 @@ class _Migration:
         simple = isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
         call = statement.value if isinstance(statement, ast.Expr) or simple else None
         name = getattr(getattr(call, "func", None), "attr", None) or getattr(getattr(call, "func", None), "id", "")
-        return isinstance(call, ast.Call) and name.startswith("clip_grad_")
+        # torch's clip_grad_*, or a clipper object given the parameters (`grad_clipper.step(amp.master_params(o))`)
+        return isinstance(call, ast.Call) and (name.startswith("clip_grad_") or "clip" in (
+            dotted_name(call.func) or "").lower() and any(dotted_name(getattr(a, "func", None)) in (
+                "amp.master_params", "apex.amp.master_params") for a in call.args))
 
     def conditions_between(self, moved: ast.stmt, owners: List[ast.AST], step: ast.stmt,
                            between: List[ast.stmt], every_time: bool) -> List[str]:
