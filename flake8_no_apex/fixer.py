@@ -49,6 +49,8 @@ class FixContext:
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
+    # whether another module of the run imports a name from this one (its signature must stay)
+    exported: Callable[[str], bool] = field(default=lambda name: False)
 
     def explain(self, line: int, text: str) -> None:
         """Say why a fix that could apply does not (shown by `fix` next to the findings)."""
@@ -669,6 +671,7 @@ def fix_text(
     while True:
         now = Round.of(result.text, floors, selected, index, tree=tree, source=source)
         ctx = now.context()
+        ctx.exported = exported
         if used_before is None:
             used_before = used_imports(now.checker, now.source)
             original = {now.source.span(alias)[0] for alias, _, _ in now.checker.imports}

@@ -946,3 +946,54 @@ def test_a_registration_whose_result_is_used_is_refused():
 ])
 def test_initializations_other_than_one_training_one_and_models_alone_are_refused(source, reason):
     check_refused(source, reason)
+
+
+def test_a_clipping_result_is_not_moved_to_an_accumulation_step():
+    check_refused("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            norm = torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+            print(norm)
+        """, "the gradient clipping of line 8 assigns a name, which would keep its old value")
+
+
+SETUP_FUNCTION = """\
+    from apex import amp
+
+
+    def setup(model, optimizer):
+        model, optimizer = amp.initialize(model, optimizer)
+        return model, optimizer
+
+
+    def main():
+        {call}
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+    """
+
+
+def test_a_setup_function_that_initializes_apex_returns_the_scaler_to_the_loop():
+    result = migrate(SETUP_FUNCTION.format(call="model, optimizer = setup(model, optimizer)"))
+    assert "    return model, optimizer, scaler\n" in result.text
+    assert "    model, optimizer, scaler = setup(model, optimizer)\n" in result.text
+    assert "    scaler.step(optimizer)\n" in result.text
+
+
+def test_the_scaler_is_not_returned_where_the_result_is_not_unpacked_or_another_module_calls_it():
+    check_refused(SETUP_FUNCTION.format(call="pair = setup(model, optimizer)"),
+                  "the call of setup() on line 10 does not unpack its result")
+    source = textwrap.dedent(SETUP_FUNCTION.format(call="model, optimizer = setup(model, optimizer)"))
+    result = fix_text(source, unsafe=True, exported=lambda name: name == "setup")
+    assert result.text == source
+    assert any("setup() would have to return the scaler, and is used outside this module" in note
+               for _, note in result.notes), result.notes

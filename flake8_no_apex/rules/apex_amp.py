@@ -93,6 +93,25 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+               ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+def _number(node: Optional[ast.AST]) -> object:
+    """The value of a number written as one or as arithmetic on numbers (`2.**17`, `2 ** 24`);
+    ... for anything else."""
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _number(node.left), _number(node.right)
+        if _is_number(left) and _is_number(right) and not (isinstance(node.op, ast.Pow) and abs(right) > 64) \
+                and not (isinstance(node.op, ast.Div) and right == 0):
+            return _ARITHMETIC[type(node.op)](left, right)
+        return ...
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _is_number(_number(node.operand)):
+        return -_number(node.operand)
+    value = _literal(node)
+    return value if _is_number(value) else ...
+
+
 def _pure(node: ast.AST) -> bool:
     """An expression that reads names, attributes, constant keys and literals, and compares
     them: evaluated twice in a row, it gives the same value and does nothing else."""
@@ -152,6 +171,7 @@ class _Scaler:
     name: str
     home: Optional[ast.AST]  # the function or class (for self.<name>) that creates it, None: the module
     passed_to: Dict[int, ast.FunctionDef] = field(default_factory=dict)  # functions it becomes a parameter of
+    returned_to: Dict[int, ast.FunctionDef] = field(default_factory=dict)  # callers of home it is returned to
 
 
 class _Migration:
@@ -286,6 +306,7 @@ class _Migration:
         else:
             self.migrate_fp16_optimizer(uses)
         self.move_clipping()
+        self.return_scaler()
         self.pass_scaler()
         self.remove_undone()
         self.remove_star_imports(found + floats)
@@ -642,11 +663,18 @@ class _Migration:
             self.note(f"opt_level {level} (fp16 master weights) became autocast, which keeps fp32 weights")
         if flag is ...:
             conditions.insert(0, self.source.segment(enabled))
-            self.switches.add(ast.dump(enabled))
+            self.add_switch(enabled, statement)
         self.enabled = not (level == "O0" or flag is False)
         scaler_keywords = self.loss_scale(keywords, level)
         kept = []
-        if isinstance(statement, ast.Assign):
+        if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+            # one name for what apex returns: the models alone when the optimizers are None
+            if dotted_name(optimizer) is None:
+                raise Refused("amp.initialize's result is assigned to one name, and its optimizers are not a name")
+            model_text, optimizer_text = self.source.segment(model), self.source.segment(optimizer)
+            kept.append(f"{statement.targets[0].id} = {model_text} if {optimizer_text} is None else "
+                        f"({model_text}, {optimizer_text})")
+        elif isinstance(statement, ast.Assign):
             targets = statement.targets[0]
             elements = targets.elts if isinstance(targets, (ast.Tuple, ast.List)) else [targets]
             if len(elements) != 2:
@@ -673,7 +701,7 @@ class _Migration:
         floor = keywords.get("min_loss_scale")
         start = _DYNAMIC_START
         if ceiling is not None:
-            top = _literal(ceiling)
+            top = _number(ceiling)
             if not _is_number(top):
                 raise Refused("amp.initialize's max_loss_scale= is not a number")
             start = self.source.segment(ceiling) if top < 2 ** 16 else start
@@ -688,7 +716,7 @@ class _Migration:
         literal = _literal(value)
         if literal in ("dynamic", None):
             return dynamic
-        if _is_number(literal):
+        if _is_number(_number(value)):
             return [self.static_scale(self.source.segment(value))]
         # chosen at run time: `"dynamic" if args.dynamic else args.scale`, or the value itself
         if isinstance(value, ast.IfExp) and {_literal(value.body), _literal(value.orelse)} & {"dynamic", None}:
@@ -719,7 +747,7 @@ class _Migration:
         guard, whole = self.guard(statement)
         if guard is not None:
             conditions.insert(0, self.source.segment(guard.test))
-            self.switches.add(ast.dump(guard.test))
+            self.add_switch(guard.test, statement)
         self.dynamic = len(conditions) > 0
         if self.dynamic:
             scaler_keywords.append("enabled=" + " and ".join(
@@ -740,6 +768,23 @@ class _Migration:
             self.replace_statement(statement, kept)
         else:
             self.replace_statement(self.replaced, created + kept)
+
+    def add_switch(self, test: ast.AST, statement: ast.stmt) -> None:
+        """A condition that enables apex; a parameter of the initializing function also as the
+        argument each call of it passes (`use_fp16` is `args.fp16` in the caller that trains)."""
+        self.switches.add(ast.dump(test))
+        function = self.scope_of(statement)
+        if not (isinstance(test, ast.Name) and isinstance(function, ast.FunctionDef)
+                and self.parents.get(id(function)) is self.tree):
+            return
+        positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+        for call in self.calls_of(function):
+            if test.id in positional and positional.index(test.id) < len(call.args):
+                argument = call.args[positional.index(test.id)]
+            else:
+                argument = next((k.value for k in call.keywords if k.arg == test.id), None)
+            if argument is not None and not isinstance(argument, ast.Starred):
+                self.switches.add(ast.dump(argument))
 
     def replace_statement(self, statement: ast.stmt, lines: List[str]) -> None:
         """Replace a statement by lines of code, or delete it (a block keeps a `pass`)."""
@@ -824,9 +869,17 @@ class _Migration:
             raise Refused(f"{what} (line {node.lineno}) runs before amp.initialize")
         function = self.scope_of(node)
         if isinstance(function, ast.FunctionDef) and self.parents.get(id(function)) is self.tree:
-            self.scaler.passed_to[id(function)] = function
+            if isinstance(scaler.home, ast.FunctionDef) and any(
+                    call.lineno < node.lineno for call in self.calls_of(scaler.home) if call in ast.walk(function)):
+                self.scaler.returned_to[id(function)] = function
+            else:
+                self.scaler.passed_to[id(function)] = function
             return scaler.name
         raise Refused(f"{what} (line {node.lineno}) is out of reach of the scaler amp.initialize would become")
+
+    def calls_of(self, function: ast.FunctionDef) -> List[ast.Call]:
+        return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                and n.func.id == function.name]
 
     # with amp.scale_loss(...) -> scaler.scale(loss).backward() and the forward pass under autocast
     def scale_loss(self, finding) -> None:
@@ -1128,6 +1181,9 @@ class _Migration:
                           f"step (line {step.lineno}), where it would move")
         if every_time:
             return conditions
+        if _stores(moved):
+            raise Refused(f"the gradient clipping of line {moved.lineno} assigns a name, which would keep its old value "
+                          "on the micro-batches without an optimizer step if it moved to the step")
         self.note(f"the gradient clipping of line {moved.lineno} ran after every backward (apex unscaled the "
                   "gradients each time); the scaler unscales them once, at the optimizer step, so it moved there: "
                   "with gradient accumulation it now clips the accumulated gradients once per step instead of "
@@ -1202,6 +1258,50 @@ class _Migration:
         self.note("checkpoints written by apex hold amp.state_dict()'s loss scaler, which "
                   "scaler.load_state_dict() does not read: resume them without it")
 
+    def return_scaler(self) -> None:
+        """The function that initializes apex returns the scaler too, to the callers that train
+        (`model, optimizer, scheduler = init_optimizer_and_amp(...)`): only when every return
+        of it is a tuple after the scaler exists, and every reference to it unpacks one."""
+        if not self.scaler.returned_to:
+            return
+        home = self.scaler.home
+        name = self.scaler.name
+        if self.parents.get(id(home)) is not self.tree or home.name in self.ctx.named_in_strings \
+                or self.ctx.exported(home.name):
+            raise Refused(f"{home.name}() would have to return the scaler, and is used outside this module")
+        if self.places[id(self.init_statement)].block is not home.body:
+            raise Refused(f"the scaler would be created in a block of {home.name}() that not all its returns follow")
+        returns = [n for n in self.own_nodes(home) if isinstance(n, ast.Return)]
+        sizes = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in r.value.elts) and r.lineno > self.init_statement.lineno else -1
+            for r in returns}
+        if len(sizes) != 1 or -1 in sizes:
+            raise Refused(f"{home.name}() does not return one tuple of the same size after amp.initialize, "
+                          "so the scaler cannot be returned with it")
+        for call in self.calls_of(home):
+            statement = self.parents.get(id(call))
+            target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+            if not (isinstance(target, ast.Tuple) and statement.value is call and len(target.elts) in sizes
+                    and not any(isinstance(e, ast.Starred) for e in target.elts)):
+                raise Refused(f"the call of {home.name}() on line {call.lineno} does not unpack its result, so the "
+                              "scaler cannot be returned with it")
+            self.edits.append(TextEdit(self.source.span(target.elts[-1])[1], self.source.span(target.elts[-1])[1],
+                                       f", {name}"))
+        for statement in returns:
+            end = self.source.span(statement.value.elts[-1])[1]
+            self.edits.append(TextEdit(end, end, f", {name}"))
+        if self.scaler.passed_to:
+            raise Refused("the scaler would be both returned and passed on: pass it by hand")
+
+    def own_nodes(self, function: ast.AST) -> Iterator[ast.AST]:
+        """The nodes of a function's body, not those of the functions and classes inside it."""
+        stack = list(function.body)
+        while stack:
+            node = stack.pop()
+            yield node
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.extend(ast.iter_child_nodes(node))
+
     def pass_scaler(self) -> None:
         """Hand the scaler to the module-level functions that use it, as a parameter: only
         when every reference to such a function is a call from the initializing function."""
@@ -1221,6 +1321,9 @@ class _Migration:
                     calls.append(call)
             if not calls or function.name in self.ctx.named_in_strings:
                 raise Refused(f"{function.name}() is not called where the scaler is created")
+            if self.ctx.exported(function.name):
+                raise Refused(f"{function.name}() would take the scaler as a parameter, and another module of the "
+                              "run imports it: pass the scaler by hand")
             last = arguments.args[-1]
             default = arguments.defaults[-1] if arguments.defaults else None
             end = max(self.source.span(last)[1], self.source.span(default)[1] if default else 0)
