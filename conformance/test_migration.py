@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +116,53 @@ def test_migrated_script_runs_as_a_program(script, tmp_path):
                                 *ARGUMENTS.get(script.stem, [])],
                                capture_output=True, text=True, timeout=300, check=False)
     assert completed.returncode == 0, completed.stderr
+
+
+PROJECT = SCRIPTS / "project"
+
+
+def _trained_project(tmp_path, scaler_device: str):
+    """The project migrated by the real `fix` (all its modules in one run), trained from its
+    main module with the other modules importable."""
+    directory = tmp_path / f"project_{scaler_device}"
+    shutil.copytree(PROJECT, directory)
+    fixed = subprocess.run([sys.executable, "-m", "flake8_no_apex", "fix", "--unsafe-fixes", "."], cwd=directory,
+                           capture_output=True, text=True, check=False)
+    assert "3 files migrated" in fixed.stderr + fixed.stdout, fixed.stderr
+    for path in directory.glob("*.py"):
+        path.write_text(path.read_text().replace('GradScaler("cuda"', f'GradScaler("{scaler_device}"'))
+    sys.path.insert(0, str(directory))
+    try:
+        for name in ("engine", "checkpoints"):
+            sys.modules.pop(name, None)
+        return run((directory / "train.py").read_text(), epilogue="_result = main(['--fp16'])", name="project")
+    finally:
+        sys.path.remove(str(directory))
+        for name in ("engine", "checkpoints"):
+            sys.modules.pop(name, None)
+
+
+def test_a_project_migrated_across_its_modules_trains_and_scales_as_torch_documents(tmp_path):
+    """The scaler main creates reaches the loop and the checkpoint helpers of the other
+    modules: every loss finite, every forward pass under autocast, one update() per step,
+    the scaler's state saved and restored, and with a scaling (CPU) scaler the weights of
+    unscaled training."""
+    outcome = _trained_project(tmp_path, "cuda")
+    assert outcome.error is None, outcome.describe()
+    result = outcome.namespace["_result"]
+    assert len(result["losses"]) == result["steps"] and all(math.isfinite(x) for x in result["losses"])
+    assert len(outcome.entered_autocasts) == result["forward_passes"]
+    since_update: list = []
+    for call, optimizer in outcome.scaler_calls:
+        if call == "update":
+            since_update = []
+            continue
+        assert (call, optimizer) not in since_update, outcome.scaler_calls
+        since_update.append((call, optimizer))
+    assert any(call == "update" for call, _ in outcome.scaler_calls)
+    scaled = _trained_project(tmp_path, "cpu")
+    assert scaled.error is None, scaled.describe()
+    assert any(s.is_enabled() and s.get_scale() > 1 for s, _ in scaled.grad_scalers)
+    unscaled = result["model"].state_dict()
+    for name, value in scaled.namespace["_result"]["model"].state_dict().items():
+        torch.testing.assert_close(value, unscaled[name], rtol=1e-5, atol=1e-6, msg=name)

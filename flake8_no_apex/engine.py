@@ -183,9 +183,11 @@ class Session:
                 _syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
                 return FixResult(document.text)
             exported = self.project.exported(document.path) if self.project is not None else never_exported
+            if self.project is not None:  # another module's plan, when a plan spans modules, as fix would make it
+                self.project.planned_with = lambda path: (self.targets(path).floors, self._selected(path))
             with _analysing():
                 result = fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
-                                  unsafe, self.index, exported)
+                                  unsafe, self.index, exported, document.path, self.project)
             if self.project is not None:
                 self.project.fixed(document.path, result.text)
             return result

@@ -16,7 +16,8 @@ import sys
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from functools import cached_property, lru_cache
-from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
@@ -24,6 +25,9 @@ from .reparse import reparsed
 from .resolve import dotted_name, walk
 from .spellings import spell
 from .table import Finding, Floors, Grade, Plan, TextEdit, plan
+
+if TYPE_CHECKING:
+    from .project import ProjectImports
 
 _MAX_ROUNDS = 10
 
@@ -51,6 +55,8 @@ class FixContext:
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
     # whether another module of the run imports a name from this one (its signature must stay)
     exported: Callable[[str], bool] = field(default=lambda name: False)
+    path: Optional[Path] = None  # the module's, when it is one of a run's
+    project: Optional["ProjectImports"] = None  # the run's other modules, for plans across them
 
     def explain(self, line: int, text: str) -> None:
         """Say why a fix that could apply does not (shown by `fix` next to the findings)."""
@@ -653,6 +659,8 @@ def fix_text(
     unsafe: bool = False,
     index: Optional[RuleIndex] = None,
     exported: Callable[[str], bool] = never_exported,
+    path: Optional[Path] = None,
+    project: Optional["ProjectImports"] = None,
 ) -> FixResult:
     """Fix every selected finding whose grade allows it; raise FixError if a round's
     result would not compile, or if the fixes have not settled after the last round.
@@ -671,7 +679,7 @@ def fix_text(
     while True:
         now = Round.of(result.text, floors, selected, index, tree=tree, source=source)
         ctx = now.context()
-        ctx.exported = exported
+        ctx.exported, ctx.path, ctx.project = exported, path, project
         if used_before is None:
             used_before = used_imports(now.checker, now.source)
             original = {now.source.span(alias)[0] for alias, _, _ in now.checker.imports}

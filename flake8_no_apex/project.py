@@ -53,7 +53,12 @@ class ProjectImports:
         self._given = paths  # or how to find them, when the first question is asked (an editor's workspace)
         self.exclude = list(exclude)
         self._texts: Dict[Path, Optional[str]] = {}
+        self._originals: Dict[Path, Optional[str]] = {}  # as the run found them, for plans across modules
         self._reads: Dict[Path, Optional[List[Tuple[str, Set[str], bool]]]] = {}
+        self.memo: Dict[object, object] = {}  # analyses of modules as the run found them, once per run
+        # a module's version floors and selected codes, as the run fixes it (set by the run)
+        self.planned_with: Callable[[Path], Tuple[Dict[str, object], Callable[[str], bool]]] = \
+            lambda path: ({}, lambda code: True)
 
     @cached_property
     def paths(self) -> List[Path]:
@@ -61,9 +66,46 @@ class ProjectImports:
         return [Path(p).resolve() for p in given if str(p).endswith(".py")]
 
     def fixed(self, path: Path, text: str) -> None:
-        """A module of the run as `fix` left it: what later questions read."""
+        """A module of the run as `fix` left it: what later questions read (`fix` writes it
+        after this, so the text on disk is still the one the run found)."""
+        self.original(path)
         self._texts[Path(path).resolve()] = text
         self._reads.pop(Path(path).resolve(), None)
+
+    def original(self, path: Path) -> Optional[str]:
+        """The text of a module of the run as the run found it."""
+        path = Path(path).resolve()
+        if path not in self._originals:
+            self._originals[path] = self._text(path)
+        return self._originals[path]
+
+    def module_path(self, importer: Path, module: str) -> Optional[Path]:
+        """The module of the run an import of `importer` names (`pkg.engine.trainer`,
+        `.trainer`): the one file whose dotted suffixes hold it, else None."""
+        relative = self._relative(Path(importer).resolve(), module)
+        if module.startswith("."):
+            return relative if relative in self.paths else None
+        found = [p for p in self.paths if module in dotted_suffixes(p)]
+        return found[0] if len(found) == 1 else None
+
+    def module_file(self, importer: Path, module: str) -> Optional[Path]:
+        """The file on disk an import of `importer` may name, in the run or not: relative to
+        it, or below the directory of it or of one of its parents (where `sys.path` may start)."""
+        importer = Path(importer).resolve()
+        if module.startswith("."):
+            return self._relative(importer, module)
+        parts = module.split(".")
+        for base in importer.parents:
+            for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+                if candidate.is_file():
+                    return candidate.resolve()
+        return None
+
+    def importers(self, path: Path, name: str) -> List[Path]:
+        """The modules of the run that import `name` from the module at `path`."""
+        me = Path(path).resolve()
+        names = dotted_suffixes(me)
+        return [other for other in self.paths if other != me and self._imports(other, me, names, name)]
 
     def apex_user(self, root: Path) -> Optional[Path]:
         """A Python file below the project root `root` that still needs NVIDIA apex installed,

@@ -5,8 +5,9 @@ project it works with. This script materializes them from the git mirrors that a
 `fetch github:OWNER/NAME` brings (under $FLAKE8_NO_APEX_MIRRORS, default /work/.mirror) into a
 cache outside the repository, runs `fix --unsafe-fixes` over each project as a user would (one
 run per project, so helpers in other modules are planned with the script), and reports, per
-script: migrated (and whether the result compiles, keeps no apex AMP and adds no pyflakes
-message) or refused, with the blocker the migration report names.
+script: migrated (and whether the result, with the helper modules fixed in the same run,
+compiles, keeps no apex AMP and adds no undefined name; other new pyflakes messages are listed)
+or refused, with the blocker the migration report names.
 
     python scripts/apex_corpus.py [--json FILE] [-k SUBSTRING]
 
@@ -61,7 +62,7 @@ def materialize() -> dict:
                              f"fetch github:{repository} first ({shown.stderr.decode().strip()})")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(shown.stdout)
-        projects[home].append(script)
+        projects[home].append((script, helpers))
     return projects
 
 
@@ -101,26 +102,31 @@ def measure(home: Path, scripts: list) -> list:
                     for s in scripts]
         migrations = {Path(entry["file"]).as_posix(): entry for entry in report["migration"]}
         results = []
-        for script in scripts:
-            before = (home / script).read_text(errors="replace")
-            after = (project / script).read_text(errors="replace")
+        for script, helpers in scripts:
             entry = migrations.get(script, {"status": "untouched"})
             result = {"script": f"{home.name}/{script}", "status": entry["status"]}
             if entry["status"] == "refused":
                 result["why"] = f"{script}:{entry['line']}: {entry['reason']}"
             elif entry["status"] == "migrated":
-                problems = []
-                try:
-                    compile(after, script, "exec")
-                except SyntaxError as error:
-                    problems.append(f"does not compile: {error}")
-                else:
-                    if apex_amp_left(after):
-                        problems.append(f"apex AMP imports left on lines {apex_amp_left(after)}")
-                    new = pyflakes(after, script) - pyflakes(before, script)
-                    if new:
-                        problems.append(f"new pyflakes messages: {sorted(new)}")
+                problems, lint = [], []
+                for path in [script, *helpers]:
+                    before = (home / path).read_text(errors="replace")
+                    after = (project / path).read_text(errors="replace")
+                    try:
+                        compile(after, path, "exec")
+                    except SyntaxError as error:
+                        problems.append(f"{path} does not compile: {error}")
+                        continue
+                    if migrations.get(path, {}).get("status") == "migrated" and apex_amp_left(after):
+                        problems.append(f"{path}: apex AMP imports left on lines {apex_amp_left(after)}")
+                    new = pyflakes(after, path) - pyflakes(before, path)
+                    undefined = sorted(m for m in new if "undefined name" in m or "referenced before" in m)
+                    if undefined:
+                        problems.append(f"{path}: new undefined names: {undefined}")
+                    lint += [f"{path}: {m}" for m in sorted(set(new) - set(undefined))]
                 result["notes"] = entry.get("notes", [])
+                if lint:
+                    result["lint"] = lint
                 if problems:
                     result["status"], result["why"] = "wrong", "; ".join(problems)
             results.append(result)

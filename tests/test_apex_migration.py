@@ -5,6 +5,9 @@ migrated scripts train with real torch is checked in conformance/test_migration.
 from __future__ import annotations
 
 import ast
+import json
+import shutil
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from pyflakes.reporter import Reporter
 from packaging.version import Version
 
 from flake8_no_apex.fixer import Round, fix_text
+from helpers import COMMAND
 
 SCRIPTS = Path(__file__).parent / "apex_migration"
 MIGRATED_CODES = {"APX001", "APX101", "APX102", "APX103"}
@@ -997,3 +1001,70 @@ def test_the_scaler_is_not_returned_where_the_result_is_not_unpacked_or_another_
     assert result.text == source
     assert any("setup() would have to return the scaler, and is used outside this module" in note
                for _, note in result.notes), result.notes
+
+
+PROJECT = SCRIPTS / "project"
+
+
+def fix_project(directory: Path, *names: str):
+    """The real `fix --unsafe-fixes` over a copy of the project (or the named files of it)."""
+    completed = subprocess.run([*COMMAND, "fix", "--unsafe-fixes", "--output-format", "json", *(names or ["."])],
+                               cwd=directory, capture_output=True, text=True, check=False)
+    report = json.loads(completed.stdout)
+    return {Path(entry["file"]).name: entry for entry in report["migration"]}
+
+
+def test_a_project_whose_loop_and_checkpoints_live_in_other_modules_migrates_as_one(tmp_path):
+    """main initializes apex; engine.py scales the losses, checkpoints.py saves apex's state:
+    the functions of both take the scaler, main's calls pass it."""
+    shutil.copytree(PROJECT, tmp_path / "project")
+    migration = fix_project(tmp_path / "project")
+    assert {name: entry["status"] for name, entry in migration.items()} == dict.fromkeys(
+        ["checkpoints.py", "engine.py", "train.py"], "migrated")
+    for path in sorted(PROJECT.glob("*.py")):
+        fixed = (tmp_path / "project" / path.name).read_text()
+        assert fixed == (SCRIPTS / "fixed" / "project" / path.name).read_text(), path.name
+        assert pyflakes(fixed) <= pyflakes(path.read_text())
+    assert fix_project(tmp_path / "project") == {}, "a second run changes nothing"
+
+
+@pytest.mark.parametrize("names, refused", [
+    (["engine.py", "checkpoints.py"], {"engine.py": "nor in a module of the run that imports do_train()",
+                                       "checkpoints.py": "nor in a module of the run that imports"}),
+    (["train.py"], {"train.py": "do_train() of engine.py uses apex AMP, and that module is not in this run"}),
+    (["train.py", "engine.py"], {
+        "train.py": "of checkpoints.py uses apex AMP, and that module is not in this run: fix the modules of the "
+                    "project together",
+        "engine.py": "do_train() is called from train.py, which cannot migrate"}),
+])
+def test_a_project_migrates_only_with_every_module_the_scaler_must_reach(tmp_path, names, refused):
+    """A module of the project left out of the run cannot take the scaler: every module it
+    should reach is left as it was, with the reason."""
+    shutil.copytree(PROJECT, tmp_path / "project")
+    migration = fix_project(tmp_path / "project", *names)
+    for name, reason in refused.items():
+        assert migration[name]["status"] == "refused" and reason in migration[name]["reason"], migration[name]
+    for path in PROJECT.glob("*.py"):
+        assert (tmp_path / "project" / path.name).read_text() == path.read_text(), path.name
+
+
+def test_a_helper_that_cannot_migrate_keeps_the_whole_project_on_apex(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "project")
+    engine = tmp_path / "project" / "engine.py"
+    engine.write_text(engine.read_text().replace("    losses = []\n", "    losses = []\n    print(amp._amp_state)\n", 1))
+    migration = fix_project(tmp_path / "project")
+    assert migration["engine.py"]["status"] == "refused"
+    assert "engine.py would take the scaler and cannot migrate: apex" in migration["train.py"]["reason"]
+    assert "train.py also hands the scaler to engine.py, which cannot migrate" in migration["checkpoints.py"]["reason"]
+    assert (tmp_path / "project" / "train.py").read_text() == (PROJECT / "train.py").read_text()
+
+
+def test_a_helper_passed_around_as_a_value_keeps_the_project_on_apex(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "project")
+    train = tmp_path / "project" / "train.py"
+    train.write_text(train.read_text().replace("            losses += do_train(", "            loop = do_train\n"
+                                                                                      "            losses += loop(", 1))
+    migration = fix_project(tmp_path / "project")
+    assert "do_train() of engine.py uses apex AMP and is used on line 33 other than called" in \
+        migration["train.py"]["reason"]
+    assert migration["engine.py"]["status"] == "refused"

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 from ..edits import Source, open_paren, remove_statement
@@ -40,6 +42,7 @@ _HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_D
 _OP_LISTS_NOTE = ("autocast has op lists of its own, which they cannot change (torch's Autocast Op Reference says "
                   "which ops run in float16 and which in float32): cast the inputs of an op whose precision matters")
 _APEX_AMP_PREFIXES = ("apex.amp.", "apex.fp16_utils.")
+_HELPER_USES = ("scale_loss", "state_dict", "load_state_dict", "master_params")  # what a helper module does for apex
 _FP16_OPTIMIZER_KEYWORDS = ("init_optimizer", "static_loss_scale", "dynamic_loss_scale", "verbose")
 # FP16_Optimizer's own state: code reading it needs a person
 _FP16_OPTIMIZER_STATE = ("loss_scale", "overflow", "optimizer", "loss_scaler", "fp16_groups", "fp32_from_fp16_groups",
@@ -77,6 +80,85 @@ def migrate_amp(ctx, finding) -> Optional[Plan]:
     migration = ctx.memo[key]
     covered = ctx.memo.get(("apex-amp-nodes",), set())
     return migration if migration is not None and id(finding.site.node) in covered else None
+
+
+@dataclass
+class _Local:
+    """One module's migration planned on the text the run found: why not, or the plan's facts."""
+
+    refused: Optional[str]
+    migration: Optional["_Migration"] = None
+
+
+def _analysed(project, path: Path) -> _Local:
+    """The migration of another module of the run, planned alone (once per run), with the
+    floors and codes the run fixes it with."""
+    from ..fixer import Round
+
+    key = ("apex-amp-local", Path(path).resolve())
+    if key not in project.memo:
+        project.memo[key] = _Local("it is being planned")  # a module reached again while planned
+        text = project.original(path)
+        floors, selected = project.planned_with(Path(path))
+        try:
+            now = Round.of(text or "", floors, selected)
+        except (SyntaxError, ValueError, RecursionError):
+            project.memo[key] = _Local("it does not parse")
+            return project.memo[key]
+        ctx = now.context()
+        ctx.path, ctx.project, ctx.exported = Path(path).resolve(), project, project.exported(path)
+        migration = _Migration(ctx, alone=True)
+        try:
+            migration.plan()
+            project.memo[key] = _Local(None, migration)
+        except Refused as why:
+            project.memo[key] = _Local(str(why))
+    return project.memo[key]
+
+
+def _amp_tree(project, path: Path) -> Optional[ast.Module]:
+    key = ("apex-amp-tree", Path(path).resolve())
+    if key not in project.memo:
+        try:
+            project.memo[key] = ast.parse(project.original(path) or "")
+        except (SyntaxError, ValueError, RecursionError):
+            project.memo[key] = None
+    return project.memo[key]
+
+
+def _amp_functions(project, path: Path) -> Set[str]:
+    """The module-level functions of a module of the run that use apex's amp (`amp.scale_loss`,
+    `amp.state_dict()` ...), as the run found it."""
+    tree = _amp_tree(project, path)
+    if tree is None:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and any(
+        isinstance(n, ast.Attribute) and n.attr in _HELPER_USES and dotted_name(n.value) in ("amp", "apex.amp")
+        for n in ast.walk(node))}
+
+
+def _scales(project, path: Path) -> bool:
+    tree = _amp_tree(project, path)
+    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "scale_loss" for n in ast.walk(tree))
+
+
+def _helper_parameter(project, path: Path) -> str:
+    """The name a helper module's functions take the scaler by: one no scope of it uses."""
+    tree = _amp_tree(project, path)
+    nodes = list(ast.walk(tree)) if tree is not None else []
+    taken = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.arg for n in nodes if isinstance(n, ast.arg)}
+    name = next((n for n in _SCALER_NAMES if n not in taken), None)
+    if name is None:
+        raise Refused(f"every name the scaler could take is in use in {path.name}")
+    return name
+
+
+def _shown(path: Path, relative_to: Optional[Path]) -> str:
+    """A module as the user knows it: relative to the one being fixed, where it can be."""
+    try:
+        return os.path.relpath(path, Path(relative_to).parent) if relative_to else str(path)
+    except ValueError:
+        return str(path)
 
 
 def _argument(call: ast.Call, position: int, name: str) -> Optional[ast.AST]:
@@ -175,7 +257,7 @@ class _Scaler:
 
 
 class _Migration:
-    def __init__(self, ctx):
+    def __init__(self, ctx, alone: bool = False):
         self.ctx = ctx
         self.source: Source = ctx.source
         self.tree: ast.Module = ctx.tree
@@ -200,6 +282,9 @@ class _Migration:
         self.imports: Set[str] = set()
         self.registrations: List[int] = []  # the lines that changed apex's op lists
         self.dropped: Set[int] = set()  # initializations of models without an optimizer, which go
+        self.alone = alone  # planned for another module's plan: the modules it hands the scaler are not checked
+        self.helper_functions: Dict[int, ast.FunctionDef] = {}  # (a helper module's) functions given the scaler
+        self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}  # calls of other modules' such functions
 
     def note(self, text: str) -> None:
         """What the user must know about the migration, said once."""
@@ -363,7 +448,31 @@ class _Migration:
 
     def migrate_amp(self, uses: Dict[str, list]) -> None:
         if not uses[_INITIALIZE]:
-            raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
+            if self.ctx.project is None or self.ctx.path is None:
+                raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
+            self.as_helper(uses)
+        else:
+            self.as_initializer(uses)
+        for finding in uses[_SCALE_LOSS]:
+            self.scale_loss(finding)
+        self.wrap_forward_passes()
+        if self.backward_statements:
+            self.steps()
+        else:  # the helpers scale and step; an optimizer stepped here would skip the scaler
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
+                        and dotted_name(node.func.value) in self.optimizers:
+                    raise Refused(f"the optimizer step on line {node.lineno} is away from the scaled backward")
+        for finding in uses[_MASTER_PARAMS]:
+            self.master_params(finding)
+        for finding in uses[_STATE_DICT] + uses[_LOAD_STATE_DICT]:
+            self.state(finding)
+        for finding in (f for name in _REGISTRY for f in uses[name]):
+            self.unregister(self.statement_of(finding.site.call), finding.site.call)
+
+    def as_initializer(self, uses: Dict[str, list]) -> None:
+        """The module that initializes apex: the scaler is created there, and handed to the
+        functions of other modules of the run that scale losses or save apex's state."""
         models_only = [f for f in uses[_INITIALIZE] if self.without_optimizers(f.site.call)]
         training = [f for f in uses[_INITIALIZE] if f not in models_only]
         if not training:
@@ -381,18 +490,140 @@ class _Migration:
             self.models.update(names)
             if id(statement) not in replaced:
                 self.replace_statement(statement, kept)
-        if not uses[_SCALE_LOSS]:
-            raise Refused("amp.scale_loss is not used in the module that calls amp.initialize")
-        for finding in uses[_SCALE_LOSS]:
-            self.scale_loss(finding)
-        self.wrap_forward_passes()
-        self.steps()
-        for finding in uses[_MASTER_PARAMS]:
-            self.master_params(finding)
-        for finding in uses[_STATE_DICT] + uses[_LOAD_STATE_DICT]:
-            self.state(finding)
-        for finding in (f for name in _REGISTRY for f in uses[name]):
-            self.unregister(self.statement_of(finding.site.call), finding.site.call)
+        helpers = self.hand_scaler_to_helpers()
+        if not uses[_SCALE_LOSS] and not any(_scales(self.ctx.project, path) for path in helpers):
+            raise Refused("amp.scale_loss is not used in the module that calls amp.initialize"
+                          + (" nor in the functions of the run it hands the scaler" if helpers else ""))
+        if not self.alone:
+            for path in sorted(helpers):
+                local = _analysed(self.ctx.project, path)
+                if local.refused is not None:
+                    raise Refused(f"{_shown(path, self.ctx.path)} would take the scaler and cannot migrate: "
+                                  f"{local.refused}")
+
+    # the scaler across the modules of a run -------------------------------------------------
+    def hand_scaler_to_helpers(self) -> Set[Path]:
+        """Each call of a function imported from another module of the run that uses apex AMP
+        passes the scaler (`do_train(..., scaler=scaler)`): the modules of those functions."""
+        project, modules = self.ctx.project, set()
+        self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}
+        if project is None or self.ctx.path is None:
+            return modules
+        me = Path(self.ctx.path).resolve()
+        for node in self.tree.body:
+            if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
+                continue
+            module = "." * (node.level or 0) + (node.module or "")
+            path = project.module_path(me, module)
+            if path is None:  # a module of the project this run leaves alone must not need the scaler
+                outside = project.module_file(me, module)
+                needing = sorted(a.name for a in node.names if outside and a.name in _amp_functions(project, outside))
+                if needing:
+                    raise Refused(f"{needing[0]}() of {_shown(outside, me)} uses apex AMP, and that module is not "
+                                  "in this run: fix the modules of the project together")
+                continue
+            if path == me:
+                continue
+            functions = _amp_functions(project, path)
+            for alias in node.names:
+                if alias.name not in functions:
+                    continue
+                local = alias.asname or alias.name
+                calls = []
+                for use in ast.walk(self.tree):
+                    if isinstance(use, ast.Name) and use.id == local and isinstance(use.ctx, ast.Load):
+                        call = self.parents.get(id(use))
+                        if not (isinstance(call, ast.Call) and call.func is use) or any(
+                                isinstance(a, ast.Starred) for a in call.args) or any(
+                                k.arg is None for k in call.keywords):
+                            raise Refused(f"{local}() of {_shown(path, me)} uses apex AMP and is used on line "
+                                          f"{use.lineno} other than called with its arguments listed")
+                        calls.append(call)
+                parameter = _helper_parameter(project, path)
+                for call in calls:
+                    scaler = self.reach(call, f"the call of {local}()")
+                    at = max((self.source.span(a)[1] for a in [*call.args, *call.keywords]), default=None)
+                    if at is None:
+                        at = open_paren(self.source, call)
+                        if at is None:
+                            raise Refused(f"the call of {local}() on line {call.lineno} is not one the fix can extend")
+                        self.edits.append(TextEdit(at, at, f"{parameter}={scaler}"))
+                    else:
+                        self.edits.append(TextEdit(at, at, f", {parameter}={scaler}"))
+                self.helper_calls[(path, alias.name)] = calls
+                modules.add(path)
+        return modules
+
+    def as_helper(self, uses: Dict[str, list]) -> None:
+        """A module whose functions scale losses (or save apex's state) for another module of
+        the run that initializes apex (`do_train` of `engine/trainer.py`): each such function
+        takes the scaler as a parameter, its callers pass it; their models, optimizers and the
+        conditions that enable apex are the parameters those callers give them."""
+        project, me = self.ctx.project, Path(self.ctx.path).resolve()
+        functions: Dict[int, ast.FunctionDef] = {}
+        for finding in (f for found in uses.values() for f in found):
+            function = self.scope_of(finding.site.node)
+            while function is not None and self.parents.get(id(function)) is not self.tree:
+                function = self.scope_of(function)
+            if not isinstance(function, ast.FunctionDef):
+                raise Refused("amp.initialize is not called in this module, and apex AMP is used on line "
+                              f"{finding.line} outside a function another module could hand the scaler")
+            functions[id(function)] = function
+        parameter = _helper_parameter(project, me)
+        self.models, self.optimizers, self.helper_functions = set(), set(), functions
+        for function in functions.values():
+            callers = project.importers(me, function.name)
+            if not callers:
+                raise Refused(f"amp.initialize is not called in this module, nor in a module of the run that "
+                              f"imports {function.name}()")
+            switches = None
+            for caller in callers:
+                local = _analysed(project, caller)
+                if local.refused is not None:
+                    raise Refused(f"{function.name}() is called from {_shown(caller, me)}, which cannot migrate: "
+                                  f"{local.refused}")
+                if not self.alone:
+                    for other in local.migration.helper_modules():
+                        other_local = _analysed(project, other)
+                        if other_local.refused is not None:
+                            raise Refused(f"{_shown(caller, me)} also hands the scaler to {_shown(other, me)}, which "
+                                          f"cannot migrate: {other_local.refused}")
+                calls = local.migration.helper_calls.get((me, function.name), [])
+                if not calls:
+                    raise Refused(f"{function.name}() is imported by {_shown(caller, me)} without being called there")
+                for call in calls:
+                    given = self.parameters_given(function, call)
+                    self.models |= {p for p, a in given.items() if dotted_name(a) in local.migration.models}
+                    self.optimizers |= {p for p, a in given.items() if dotted_name(a) in local.migration.optimizers}
+                    enabling = {p for p, a in given.items() if ast.dump(a) in local.migration.switches}
+                    switches = enabling if switches is None else switches & enabling
+            self.switches |= {ast.dump(ast.Name(id=p, ctx=ast.Load())) for p in switches or ()}
+            self.add_parameter(function, parameter)
+        self.scaler_name, self.scaler = parameter, _Scaler(parameter, None)
+        self.enabled = self.dynamic = True  # the callers' scaler: enabled or not, at run time
+        self.init_statement, self.replaced = None, ast.Pass()
+
+    @staticmethod
+    def parameters_given(function: ast.FunctionDef, call: ast.Call) -> Dict[str, ast.AST]:
+        """The function's parameters and the arguments a call gives them."""
+        positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+        given = {name: argument for name, argument in zip(positional, call.args)}
+        given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        return given
+
+    def add_parameter(self, function: ast.FunctionDef, name: str) -> None:
+        """`def f(a, b)` becomes `def f(a, b, scaler)` (`scaler=None` after defaults)."""
+        arguments = function.args
+        if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or not arguments.args:
+            raise Refused(f"{function.name}() takes *args, keyword-only or no parameters: pass the scaler by hand")
+        last = arguments.args[-1]
+        default = arguments.defaults[-1] if arguments.defaults else None
+        end = max(self.source.span(last)[1], self.source.span(default)[1] if default else 0)
+        self.edits.append(TextEdit(end, end, f", {name}" + ("=None" if default else "")))
+
+    def helper_modules(self) -> Set[Path]:
+        return {path for path, _ in self.helper_calls}
+
 
     def unregister(self, statement: ast.stmt, call: ast.AST) -> None:
         """`amp.register_half_function(torch, "einsum")`, or an edit of apex's op lists
@@ -429,33 +660,53 @@ class _Migration:
     def undo_probe(self, statement: ast.stmt) -> None:
         """`try: from apex import amp / except ImportError: amp = None` goes with the migration."""
         probe = self.parents.get(id(statement))
+        if self.flag_probe(probe) is not None:
+            return  # undo_flag_probes' work
         if not (isinstance(probe, ast.Try) and self.imports_amp(probe)):
             raise Refused(f"the import of apex on line {statement.lineno} is in a `try` that does more than import it")
         self.undone.add(id(probe))
 
     def undo_flag_probes(self) -> None:
-        """`use_amp = True / try: from apex import amp / except: use_amp = False`: the flag said
-        whether apex is installed; native AMP always is, so the `try` goes and the flag keeps
-        the value it had before it."""
+        """`use_amp = True / try: from apex import amp / except: use_amp = False`, or the flag
+        set in the `try` itself: the flag said whether apex is installed; native AMP always is,
+        so the `try` goes and the flag keeps the value it had when apex was there."""
         for node in ast.walk(self.tree):
-            if not (isinstance(node, ast.Try) and id(node) in self.places and node.body and node.handlers
-                    and not node.orelse and not node.finalbody
-                    and all(isinstance(s, (ast.Import, ast.ImportFrom)) and self.imports_amp(s) for s in node.body)):
+            probe = self.flag_probe(node)
+            if probe is None:
                 continue
-            flags = set()
-            for statement in (s for handler in node.handlers for s in handler.body):
-                if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and all(
-                        isinstance(t, ast.Name) for t in statement.targets):
-                    flags.update(t.id for t in statement.targets)
-                elif not (isinstance(statement, (ast.Pass, ast.Raise)) or isinstance(statement, ast.Expr)
-                          and isinstance(statement.value, (ast.Call, ast.Constant))):
-                    break
+            flags, kept = probe
+            if kept:
+                self.replace_statement(node, [self.source.segment(s) for s in kept])
             else:
-                imported = {a.asname or a.name.split(".")[0] for s in node.body for a in s.names}
-                if flags - imported:
-                    self.undone.add(id(node))
-                    self.note(f"{', '.join(sorted(flags - imported))} no longer turns off where apex is "
-                              "not installed: native AMP is always there")
+                self.undone.add(id(node))
+            self.note(f"{', '.join(sorted(flags))} no longer turns off where apex is not installed: native AMP is "
+                      "always there")
+
+    def flag_probe(self, node: ast.AST) -> Optional[Tuple[Set[str], List[ast.stmt]]]:
+        """The flags a `try` that imports apex AMP sets, and the assignments of them in its
+        body; None if it is not such a probe."""
+        if not (isinstance(node, ast.Try) and id(node) in self.places and node.body and node.handlers
+                and not node.orelse and not node.finalbody):
+            return None
+
+        def constant(statement: ast.stmt) -> bool:
+            return isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant) and all(
+                isinstance(t, ast.Name) for t in statement.targets)
+
+        imports = [s for s in node.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+        kept = [s for s in node.body if s not in imports]
+        if not imports or not all(self.imports_amp(s) for s in imports) or not all(constant(s) for s in kept) \
+                or node.body[:len(imports)] != imports:
+            return None
+        flags = {t.id for s in kept for t in s.targets}
+        for statement in (s for handler in node.handlers for s in handler.body):
+            if constant(statement):
+                flags.update(t.id for t in statement.targets)
+            elif not (isinstance(statement, (ast.Pass, ast.Raise)) or isinstance(statement, ast.Expr)
+                      and isinstance(statement.value, (ast.Call, ast.Constant))):
+                return None
+        imported = {a.asname or a.name.split(".")[0] for s in imports for a in s.names}
+        return (flags - imported, kept) if flags - imported else None
 
     def op_list_edit(self, use: ast.Name) -> Optional[ast.Call]:
         """`amp.lists.<module>.<FP16_FUNCS, FP32_FUNCS ...>.<append, remove ...>(...)`: the call."""
@@ -749,22 +1000,34 @@ class _Migration:
             conditions.insert(0, self.source.segment(guard.test))
             self.add_switch(guard.test, statement)
         self.dynamic = len(conditions) > 0
-        if self.dynamic:
-            scaler_keywords.append("enabled=" + " and ".join(
-                f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions))
+
+        def keywords(conditions: List[str]) -> str:
+            enabled = ["enabled=" + " and ".join(
+                f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions)]
+            return ", ".join(scaler_keywords + (enabled if conditions else []))
+
         self.init = finding
         self.init_statement = guard if guard is not None else statement
         self.replaced = guard if whole else statement
         self.scaler = self.place_scaler(statement)
-        created = []
-        if self.enabled:
-            torch = self.torch(finding)
-            created.append(f"{self.scaler_name} = {self.spelled('grad_scaler', torch, ', '.join(scaler_keywords))}")
+        torch = self.torch(finding) if self.enabled else "torch"
+        created = [f"{self.scaler_name} = {self.spelled('grad_scaler', torch, keywords(conditions))}"] \
+            if self.enabled else []
         if self.replaced is statement and guard is not None:  # before the `if`, which keeps its other work
             self.own_lines(guard)
             start = self.source.line_start(guard.lineno)
             indent = self.indentation(guard)
-            self.edits.append(TextEdit(start, start, "".join(indent + line + self.source.newline for line in created)))
+            # what the `if` computes before the initialization (`amp_opt_level = ...`) is read
+            # where it was: a disabled scaler before the `if`, the scaler in its place
+            site = self.places[id(statement)]
+            assigned = set().union(*(_stores(s) for s in site.block[:site.index]))
+            read = _loads(ast.parse(f"f({keywords(conditions[1:])})"))
+            if created and assigned & read:
+                before = [f"{self.scaler_name} = {self.spelled('grad_scaler', torch, 'enabled=False')}"]
+                kept = [f"{self.scaler_name} = {self.spelled('grad_scaler', torch, keywords(conditions[1:]))}"] + kept
+            else:
+                before = created
+            self.edits.append(TextEdit(start, start, "".join(indent + line + self.source.newline for line in before)))
             self.replace_statement(statement, kept)
         else:
             self.replace_statement(self.replaced, created + kept)
@@ -853,6 +1116,10 @@ class _Migration:
     def reach(self, node: ast.AST, what: str) -> str:
         """The scaler's name where `node` runs, or why it is out of reach."""
         scaler = self.scaler
+        if self.helper_functions:
+            if any(id(f) in self.helper_functions for f in self.enclosing(node)):
+                return self.scaler_name
+            raise Refused(f"{what} (line {node.lineno}) is outside the functions that take the scaler")
         if self.scaler_name.startswith("self."):
             if scaler.home in self.enclosing(node) and self.scope_of(node) is not None:
                 return self.scaler_name

@@ -1,0 +1,16 @@
+"""Checkpoint helpers that save and restore apex's loss scaler with the model."""
+import torch
+
+
+def save_checkpoint(path, model, optimizer, epoch, scaler):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "amp": scaler.state_dict(),
+                "epoch": epoch}, path)
+
+
+def load_checkpoint(path, model, optimizer, scaler):
+    checkpoint = torch.load(path)
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    if "amp" in checkpoint:
+        scaler.load_state_dict(checkpoint["amp"])
+    return checkpoint["epoch"]
