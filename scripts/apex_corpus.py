@@ -11,7 +11,9 @@ or refused, with the blocker the migration report names.
 
     python scripts/apex_corpus.py [--json FILE] [-k SUBSTRING]
 
-The mirrors exist in sessions, not in CI: this is a session measurement.
+Entries named `pypi:NAME` pin a release (its version in place of the commit) whose wheel holds
+the code: example trainers of the 2019-2020 libraries people fine-tuned with. The mirrors exist
+in sessions, not in CI: this is a session measurement.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -47,21 +50,41 @@ def git_dir(repository: str) -> Path:
     return mirror / ".git" if (mirror / ".git").is_dir() else mirror
 
 
+def released(name: str, version: str, path: str) -> bytes:
+    """A file of a release on PyPI (`pypi:NAME VERSION` in the list), from its wheel."""
+    wheels = CACHE.parent / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{name.replace('-', '_')}-{version}-")]
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                        f"{name}=={version}", "-d", str(wheels)], check=True)
+        found = [w for w in wheels.glob("*.whl")
+                 if w.name.lower().startswith(f"{name.replace('-', '_')}-{version}-")]
+    with zipfile.ZipFile(found[0]) as wheel:
+        return wheel.read(path)
+
+
 def materialize() -> dict:
-    """project directory -> the scripts of it to judge; each file read from its mirror once."""
+    """project directory -> the scripts of it to judge; each file read from its mirror (or the
+    release's wheel) once."""
     projects = defaultdict(list)
     for repository, commit, script, helpers in entries():
-        home = CACHE / f"{repository.replace('/', '+')}@{commit[:12]}"
+        home = CACHE / f"{repository.replace('/', '+').replace(':', '+')}@{commit[:12]}"
         for path in [script, *helpers]:
             target = home / path
-            if not target.exists():
+            if target.exists():
+                continue
+            if repository.startswith("pypi:"):
+                content = released(repository[len("pypi:"):], commit, path)
+            else:
                 shown = subprocess.run(["git", "--git-dir", str(git_dir(repository)), "show", f"{commit}:{path}"],
                                        capture_output=True)
                 if shown.returncode:
                     sys.exit(f"{repository}@{commit[:12]}:{path} is not in the mirror: "
                              f"fetch github:{repository} first ({shown.stderr.decode().strip()})")
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(shown.stdout)
+                content = shown.stdout
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
         projects[home].append((script, helpers))
     return projects
 
