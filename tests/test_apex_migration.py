@@ -1068,3 +1068,14 @@ def test_a_helper_passed_around_as_a_value_keeps_the_project_on_apex(tmp_path):
     assert "do_train() of engine.py uses apex AMP and is used on line 33 other than called" in \
         migration["train.py"]["reason"]
     assert migration["engine.py"]["status"] == "refused"
+
+
+def test_a_method_that_scales_for_another_runs_only_after_it_creates_the_scaler():
+    source = (SCRIPTS / "training_step.py").read_text()
+    reused = source.replace("        return losses, optimizer\n",
+                            "        return losses, optimizer\n\n    def probe(self, model, inputs, optimizer):\n"
+                            "        return self._training_step(model, inputs, optimizer)\n", 1)
+    result = fix_text(reused, unsafe=True)
+    assert "amp.initialize" in result.text
+    assert any("is in _training_step(), which runs elsewhere than after amp.initialize in train()" in note
+               for _, note in result.notes), result.notes

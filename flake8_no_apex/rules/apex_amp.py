@@ -43,6 +43,7 @@ _OP_LISTS_NOTE = ("autocast has op lists of its own, which they cannot change (t
                   "which ops run in float16 and which in float32): cast the inputs of an op whose precision matters")
 _APEX_AMP_PREFIXES = ("apex.amp.", "apex.fp16_utils.")
 _HELPER_USES = ("scale_loss", "state_dict", "load_state_dict", "master_params")  # what a helper module does for apex
+_HELPER_USES_NAMES = tuple(f"apex.amp.{name}" for name in _HELPER_USES)
 _FP16_OPTIMIZER_KEYWORDS = ("init_optimizer", "static_loss_scale", "dynamic_loss_scale", "verbose")
 # FP16_Optimizer's own state: code reading it needs a person
 _FP16_OPTIMIZER_STATE = ("loss_scale", "overflow", "optimizer", "loss_scaler", "fp16_groups", "fp32_from_fp16_groups",
@@ -282,6 +283,7 @@ class _Migration:
         self.imports: Set[str] = set()
         self.registrations: List[int] = []  # the lines that changed apex's op lists
         self.dropped: Set[int] = set()  # initializations of models without an optimizer, which go
+        self.shared_by_methods = False  # the scaler is an attribute only because methods of a class share it
         self.alone = alone  # planned for another module's plan: the modules it hands the scaler are not checked
         self.helper_functions: Dict[int, ast.FunctionDef] = {}  # (a helper module's) functions given the scaler
         self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}  # calls of other modules' such functions
@@ -1097,9 +1099,14 @@ class _Migration:
         taken = self.ctx.bound | {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)} | (
             self.ctx.named_in_strings)
         attributes = {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)}
-        if any(name.startswith("self.") for name in self.optimizers):
-            method = self.scope_of(statement)
-            owner = self.parents.get(id(method)) if method is not None else None
+        method = self.scope_of(statement)
+        owner = self.parents.get(id(method)) if method is not None else None
+        # apex used by another method of the initializing one's class (a trainer's training_step)
+        elsewhere = isinstance(owner, ast.ClassDef) and any(
+            f.site.name in _HELPER_USES_NAMES and self.scope_of(f.site.node) is not method
+            and owner in self.enclosing(f.site.node) for f in self.ctx.findings)
+        self.shared_by_methods = elsewhere and not any(name.startswith("self.") for name in self.optimizers)
+        if any(name.startswith("self.") for name in self.optimizers) or elsewhere:
             if not isinstance(owner, ast.ClassDef):
                 raise Refused("amp.initialize works on self outside a method")
             name = next((n for n in _SCALER_NAMES if n not in attributes), None)
@@ -1121,9 +1128,11 @@ class _Migration:
                 return self.scaler_name
             raise Refused(f"{what} (line {node.lineno}) is outside the functions that take the scaler")
         if self.scaler_name.startswith("self."):
-            if scaler.home in self.enclosing(node) and self.scope_of(node) is not None:
-                return self.scaler_name
-            raise Refused(f"{what} (line {node.lineno}) is outside the class that initializes apex")
+            if not (scaler.home in self.enclosing(node) and self.scope_of(node) is not None):
+                raise Refused(f"{what} (line {node.lineno}) is outside the class that initializes apex")
+            if self.shared_by_methods:  # created by a method: the others run only from it, after it
+                self.called_only_after_creation(node, what)
+            return self.scaler_name
         scopes = self.enclosing(node)
         after = (node.lineno, node.col_offset) > (self.init_statement.lineno, self.init_statement.col_offset)
         if scaler.home is None:  # a global: any code after it, and any function, reads it
@@ -1143,6 +1152,26 @@ class _Migration:
                 self.scaler.passed_to[id(function)] = function
             return scaler.name
         raise Refused(f"{what} (line {node.lineno}) is out of reach of the scaler amp.initialize would become")
+
+    def called_only_after_creation(self, node: ast.AST, what: str) -> None:
+        """The method that runs `node` is the one that creates the scaler (after it does), or
+        one that only it calls, after that."""
+        creator = self.scope_of(self.init_statement)
+        method = next(f for f in [node, *self.enclosing(node)] if self.parents.get(id(f)) is self.scaler.home)
+        if method is creator:
+            if (node.lineno, node.col_offset) < (self.init_statement.lineno, self.init_statement.col_offset):
+                raise Refused(f"{what} (line {node.lineno}) runs before amp.initialize")
+            return
+        for use in ast.walk(self.scaler.home):
+            if isinstance(use, ast.Attribute) and use.attr == getattr(method, "name", None) \
+                    and dotted_name(use.value) == "self":
+                call = self.parents.get(id(use))
+                if not (isinstance(call, ast.Call) and call.func is use and self.scope_of(call) is creator
+                        and call.lineno > self.init_statement.lineno):
+                    raise Refused(f"{what} (line {node.lineno}) is in {method.name}(), which runs elsewhere than "
+                                  f"after amp.initialize in {creator.name}(), where the scaler would be created")
+        if getattr(method, "name", "") in self.ctx.named_in_strings:
+            raise Refused(f"{method.name}() is named in a string: pass the scaler by hand")
 
     def calls_of(self, function: ast.FunctionDef) -> List[ast.Call]:
         return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
@@ -1332,6 +1361,12 @@ class _Migration:
         """Every `optimizer.step()` of the functions that scale losses; and the gradient reads
         between the backward and the step see unscaled gradients, as they did with apex."""
         scopes = {id(self.scope_of(statement)) for statement in self.backward_statements}
+        if self.scaler_name.startswith("self."):  # and the methods that call a method that scales
+            scaling = {self.scope_of(statement).name for statement in self.backward_statements
+                       if isinstance(self.scope_of(statement), ast.FunctionDef)}
+            scopes |= {id(self.scope_of(n)) for n in ast.walk(self.scaler.home) if isinstance(n, ast.Call)
+                       and isinstance(n.func, ast.Attribute) and n.func.attr in scaling
+                       and dotted_name(n.func.value) == "self"}
         steps = []
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
@@ -1366,22 +1401,40 @@ class _Migration:
     def unscale_before_reads(self, step: ast.stmt, scaler: str, optimizer: str) -> None:
         place = self.places[id(step)]
         backward = [b for b in self.backward_statements if self.places[id(b)].block is place.block]
-        # after the last statement that runs a scaled backward (in an `if` of its own, maybe)
-        since = max((i + 1 for i, statement in enumerate(place.block[:place.index]) for node in ast.walk(statement)
-                     if any(node is b for b in self.backward_statements)), default=0)
-        unscaled = False
-        for statement in place.block[since:place.index]:
-            if self.reads_gradients(statement):
-                self.own_lines(statement)
-                start = self.source.line_start(statement.lineno)
-                self.edits.append(TextEdit(start, start, f"{self.indentation(statement)}{scaler}.unscale_("
-                                                         f"{optimizer}){self.source.newline}"))
-                unscaled = True
+        # the reads on the way to the step: in its block after the last statement that runs a
+        # scaled backward (in an `if` of its own, maybe), then in the blocks of the `if`s around
+        # it, up to the block that runs the backward or a loop (no_reads_before's part)
+        reads, at = [], step
+        while True:
+            site = self.places[id(at)]
+            before = site.block[:site.index]
+            since = max((i + 1 for i, statement in enumerate(before) if self.runs_backward(statement)), default=0)
+            if since and at is not step:
+                break  # the reads after the backward of an outer block run on every micro-batch
+            reads[:0] = [statement for statement in before[since:] if self.reads_gradients(statement)][:1]
+            if since or not isinstance(site.owner, (ast.If, ast.With)) or id(site.owner) not in self.places:
                 break
+            at = site.owner
+        unscaled = bool(reads)
+        if reads:
+            statement = reads[0]
+            self.own_lines(statement)
+            start = self.source.line_start(statement.lineno)
+            self.edits.append(TextEdit(start, start, f"{self.indentation(statement)}{scaler}.unscale_("
+                                                     f"{optimizer}){self.source.newline}"))
         moved = [m for anchor in self.backward_statements if anchor not in backward
                  for m in self.no_reads_before(anchor, step)]
         if moved:
             self.moves.append((step, moved, None if unscaled else f"{scaler}.unscale_({optimizer})"))
+
+    def runs_backward(self, statement: ast.stmt) -> bool:
+        """The statement runs a scaled backward, itself or through a method of the class that
+        holds the scaler (`self._training_step(...)`)."""
+        scaling = {self.scope_of(b).name for b in self.backward_statements
+                   if isinstance(self.scope_of(b), ast.FunctionDef)} if self.scaler_name.startswith("self.") else set()
+        return any(any(node is b for b in self.backward_statements) or isinstance(node, ast.Call) and isinstance(
+            node.func, ast.Attribute) and node.func.attr in scaling and dotted_name(node.func.value) == "self"
+            for node in ast.walk(statement))
 
     def no_reads_before(self, anchor: ast.stmt, step: ast.stmt) -> List[Tuple[ast.stmt, List[str]]]:
         """From a scaled backward to the optimizer step (out of the backward's blocks, into the
@@ -1404,8 +1457,9 @@ class _Migration:
                     pending.append((statement, len(owners)))
                 else:
                     between.append(statement)
-            if not isinstance(site.owner, ast.stmt):
-                return []
+            if not isinstance(site.owner, ast.stmt) or isinstance(
+                    site.owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return []  # the step is in another function (one that calls this one)
             owners.append(site.owner)
             at = site.owner
         return []
