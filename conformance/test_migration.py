@@ -27,7 +27,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "apex_migration"
 ARGUMENTS = {"accumulation": ["--fp16"], "trainer": ["--fp16"], "fp16_optimizer": ["--fp16"],
              "micro_batch_clipping": ["--fp16", "--accumulation", "2"], "submodules": ["--amp"],
              "distillation": ["--fp16"], "setup_function": ["--fp16"],
-             "training_step": ["--fp16"],
+             "training_step": ["--fp16"], "rescaling_trainer": ["--opt-level", "O1"],
              "shared_forward": ["--fp16", "--loss-scale", "128"]}
 
 

@@ -277,6 +277,7 @@ class _Migration:
         self.notes: List[str] = []
         self.backward_statements: List[ast.stmt] = []
         self.moves: list = []  # (step, [(clipping, its conditions)], the unscale_ before them or None)
+        self.covered: Set[int] = set()  # nodes that run after the scaler unscales, before a step
         self.forward_regions: list = []  # (site, first index, last index, finding) of each forward pass
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
@@ -480,7 +481,10 @@ class _Migration:
         if not training:
             raise Refused("amp.initialize is given no optimizer in this module, so there is no training to migrate")
         cast = [self.model_only(finding) for finding in models_only]
-        self.dropped = {id(statement) for statement, kept, _ in cast if not kept}
+        again = self.reinitializations(training)
+        training = [f for f in training if f not in again]
+        self.dropped = {id(statement) for statement, kept, _ in cast if not kept} | {
+            id(self.statement_of(f.site.call)) for f in again}
         if len(training) == 2:
             self.initialize(training[0], *self.either_initialization(*training))
         elif len(training) > 2:
@@ -492,6 +496,9 @@ class _Migration:
             self.models.update(names)
             if id(statement) not in replaced:
                 self.replace_statement(statement, kept)
+        for finding in again:
+            self.replace_statement(self.statement_of(finding.site.call), [])
+        self.models |= self.model_wrappers()
         helpers = self.hand_scaler_to_helpers()
         if not uses[_SCALE_LOSS] and not any(_scales(self.ctx.project, path) for path in helpers):
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize"
@@ -823,6 +830,23 @@ class _Migration:
                 raise Refused(f"FP16_Optimizer's {node.attr} (line {node.lineno}) has no native counterpart")
 
     # amp.initialize -> the scaler ------------------------------------------------------------
+    def reinitializations(self, training: list) -> list:
+        """`self.model, self.optimizer = amp.initialize(...)` again, word for word, in another
+        method of the class whose __init__ initializes (before loading a checkpoint, as apex's
+        docs asked): the scaler __init__ creates serves it, so it goes."""
+        first = training[0] if training else None
+        method = self.scope_of(first.site.node) if first else None
+        if not (isinstance(method, ast.FunctionDef) and method.name == "__init__"
+                and isinstance(self.parents.get(id(method)), ast.ClassDef)):
+            return []
+        statement = self.statement_of(first.site.call)
+        again = [f for f in training[1:] if ast.dump(self.statement_of(f.site.call)) == ast.dump(statement)
+                 and self.parents.get(id(self.scope_of(f.site.node))) is self.parents.get(id(method))
+                 and isinstance(self.statement_of(f.site.call), ast.Assign)
+                 and all(dotted_name(t) and dotted_name(t).startswith("self.")
+                         for t in _elements(self.statement_of(f.site.call).targets[0]))]
+        return again
+
     @staticmethod
     def without_optimizers(call: ast.Call) -> bool:
         """`amp.initialize(teacher)` or `amp.initialize(teacher, [])`: a model run, not trained."""
@@ -1346,15 +1370,43 @@ class _Migration:
         self.edits.append(TextEdit(start, end, header + "".join(
             unit + line if line.strip() else line for line in lines)))
 
-    def uses_model(self, node: ast.AST) -> bool:
-        """The model is read, called through an attribute (`model.module(x)`), or the module
-        it is a part of is called (`model(x)` runs the `model.top_model` apex was given)."""
+    def uses_model(self, node: ast.AST, depth: int = 0) -> bool:
+        """The model is read, called through an attribute (`model.module(x)`), the module it is
+        a part of is called (`model(x)` runs the `model.top_model` apex was given), or a
+        function or method of this module that does (`self.batch_outputs(batch)`)."""
         prefixes = tuple(name + "." for name in self.models)
         owners = {".".join(parts[:end]) for parts in (name.split(".") for name in self.models)
                   for end in range(1, len(parts))}
-        return bool(self.models & set(_chains(node))) or any(
-            isinstance(n, ast.Call) and ((dotted_name(n.func) or "").startswith(prefixes) or dotted_name(n.func) in owners)
-            for n in ast.walk(node))
+        if self.models & set(_chains(node)):
+            return True
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                if (dotted_name(n.func) or "").startswith(prefixes) or dotted_name(n.func) in owners:
+                    return True
+                function = self.local_function(n) if depth < 2 else None
+                if function is not None and any(self.uses_model(s, depth + 1) for s in function.body):
+                    return True
+        return False
+
+    def model_wrappers(self) -> Set[str]:
+        """Names the models are wrapped or moved under (`self._pytorch_model = DDP(self.model)`,
+        `net = model.cuda()`): calling them runs the model."""
+        wrappers: Set[str] = set()
+        while True:
+            known = self.models | wrappers
+            for node in ast.walk(self.tree):
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and dotted_name(node.targets[0])):
+                    continue
+                value = node.value
+                wrapped = dotted_name(value) in known or isinstance(value, ast.Call) and (
+                    value.args and dotted_name(value.args[0]) in known
+                    and ("Parallel" in (dotted_name(value.func) or "") or dotted_name(value.func) == "DDP")
+                    or isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda")
+                    and dotted_name(value.func.value) in known)
+                if wrapped:
+                    wrappers.add(dotted_name(node.targets[0]))
+            if wrappers <= known - self.models or not wrappers - known:
+                return wrappers - self.models
 
     # optimizer.step() -> scaler.step(optimizer); scaler.update() ------------------------------
     def steps(self) -> None:
@@ -1403,15 +1455,18 @@ class _Migration:
         backward = [b for b in self.backward_statements if self.places[id(b)].block is place.block]
         # the reads on the way to the step: in its block after the last statement that runs a
         # scaled backward (in an `if` of its own, maybe), then in the blocks of the `if`s around
-        # it, up to the block that runs the backward or a loop (no_reads_before's part)
+        # it, and in the block that runs the backward when what follows steps on every path;
+        # not in a loop's block that steps on some iterations only (no_reads_before's part)
         reads, at = [], step
         while True:
             site = self.places[id(at)]
             before = site.block[:site.index]
             since = max((i + 1 for i, statement in enumerate(before) if self.runs_backward(statement)), default=0)
-            if since and at is not step:
-                break  # the reads after the backward of an outer block run on every micro-batch
-            reads[:0] = [statement for statement in before[since:] if self.reads_gradients(statement)][:1]
+            if since and at is not step and not self.always_steps([at], step):
+                break  # the reads after the backward of that block run on micro-batches without a step
+            region = before[since:]
+            self.covered.update(id(n) for statement in region for n in ast.walk(statement))
+            reads[:0] = [statement for statement in region if self.reads_gradients(statement)][:1]
             if since or not isinstance(site.owner, (ast.If, ast.With)) or id(site.owner) not in self.places:
                 break
             at = site.owner
@@ -1426,6 +1481,18 @@ class _Migration:
                  for m in self.no_reads_before(anchor, step)]
         if moved:
             self.moves.append((step, moved, None if unscaled else f"{scaler}.unscale_({optimizer})"))
+
+    def always_steps(self, block: List[ast.stmt], step: ast.stmt) -> bool:
+        """The statements step the optimizer of `step` on every path through them (`if a:
+        optimizer.step() else: optimizer.step()`)."""
+        text = ast.dump(step)
+        for statement in block:
+            if ast.dump(statement) == text:
+                return True
+            if isinstance(statement, ast.If) and self.always_steps(statement.body, step) \
+                    and self.always_steps(statement.orelse, step):
+                return True
+        return False
 
     def runs_backward(self, statement: ast.stmt) -> bool:
         """The statement runs a scaled backward, itself or through a method of the class that
@@ -1448,6 +1515,8 @@ class _Migration:
                 if step in list(ast.walk(statement)):
                     return [(moved, self.conditions_between(moved, owners[level:], step, between, statement is step))
                             for moved, level in pending]
+                if id(statement) in self.covered:
+                    continue  # read after the scaler unscales, on the way to the step
                 if self.reads_gradients(statement):
                     if not self.only_clips(statement):
                         raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward "
@@ -1548,7 +1617,9 @@ class _Migration:
         return name not in parameters and name in _stores(function) and not any(
             isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function))
 
-    def reads_gradients(self, statement: ast.stmt) -> bool:
+    def reads_gradients(self, statement: ast.AST, depth: int = 0) -> bool:
+        """The statement reads gradients: `.grad`, clipping, apex's master parameters, or a
+        function or method of this module that does (`self.rescale_gradients()`)."""
         for node in ast.walk(statement):
             if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Load):
                 return True
@@ -1556,7 +1627,21 @@ class _Migration:
                 name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
                 if name in _GRAD_READERS:
                     return True
+                function = self.local_function(node)
+                if function is not None and depth < 3 and any(self.reads_gradients(s, depth + 1)
+                                                             for s in function.body):
+                    return True
         return False
+
+    def local_function(self, call: ast.Call) -> Optional[ast.FunctionDef]:
+        """The module-level function `f(...)` calls, or the method `self.m(...)` calls in its class."""
+        if isinstance(call.func, ast.Name):
+            return next((s for s in self.tree.body if isinstance(s, ast.FunctionDef) and s.name == call.func.id), None)
+        if isinstance(call.func, ast.Attribute) and dotted_name(call.func.value) == "self":
+            owner = next((n for n in self.enclosing(call) if isinstance(n, ast.ClassDef)), None)
+            return next((s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == call.func.attr),
+                        None) if owner is not None else None
+        return None
 
     # amp.master_params, amp.state_dict, amp.load_state_dict -------------------------------------
     def master_params(self, finding) -> None:
