@@ -167,3 +167,16 @@ def test_a_project_migrated_across_its_modules_trains_and_scales_as_torch_docume
     unscaled = result["model"].state_dict()
     for name, value in scaled.namespace["_result"]["model"].state_dict().items():
         torch.testing.assert_close(value, unscaled[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_a_transformers_trainer_subclass_that_failed_on_5_x_trains_once_migrated(tmp_path):
+    """The subclass copied training_step with its apex branch: transformers 5.25 has no
+    Trainer.use_apex (AttributeError); migrated, the native branch trains."""
+    script = SCRIPTS / "transformers" / "trainer_subclass.py"
+    epilogue = f"_result = main({str(tmp_path)!r})"
+    before = run(script.read_text(), epilogue=epilogue, name="trainer_subclass")
+    assert isinstance(before.error, AttributeError) and "use_apex" in str(before.error), before.describe()
+    after = run(_migrated(script), epilogue=epilogue, name="trainer_subclass")
+    assert after.error is None, after.describe()
+    result = after.namespace["_result"]
+    assert result["steps"] == 3 and math.isfinite(result["loss"])

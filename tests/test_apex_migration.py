@@ -1079,3 +1079,79 @@ def test_a_method_that_scales_for_another_runs_only_after_it_creates_the_scaler(
     assert "amp.initialize" in result.text
     assert any("is in _training_step(), which runs elsewhere than after amp.initialize in train()" in note
                for _, note in result.notes), result.notes
+
+
+def test_a_transformers_trainer_subclass_loses_its_apex_branch_and_keeps_the_native_one():
+    script = SCRIPTS / "transformers" / "trainer_subclass.py"
+    result = fix_text(script.read_text(), unsafe=True)
+    assert result.text == (SCRIPTS / "fixed" / "transformers" / "trainer_subclass.py").read_text()
+    assert not result.remaining
+    assert pyflakes(result.text) <= pyflakes(script.read_text())
+    assert any("transformers 5.0 removed Trainer.use_apex" in note for _, note in result.notes)
+
+
+TRAINER_4_1X = """\
+    from apex import amp
+    from transformers import Trainer as HFTrainer
+
+
+    class MyTrainer(HFTrainer):
+        def training_step(self, model, inputs):
+            loss = self.compute_loss(model, inputs)
+            {branches}
+            return loss.detach()
+    """
+
+
+@pytest.mark.parametrize("branches, kept", [
+    ("""if self.do_grad_scaling:
+                self.scaler.scale(loss).backward()
+            elif self.use_apex:
+                # apex's scaled backward
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            elif self.deepspeed:
+                loss = self.deepspeed.backward(loss)
+            else:
+                loss.backward()""",
+     """if self.do_grad_scaling:
+                self.scaler.scale(loss).backward()
+            elif self.deepspeed:
+                loss = self.deepspeed.backward(loss)
+            else:
+                loss.backward()"""),
+    ("""if self.use_apex:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            elif self.deepspeed:
+                self.deepspeed.backward(loss)
+            else:
+                loss.backward()""",
+     """if self.deepspeed:
+                self.deepspeed.backward(loss)
+            else:
+                loss.backward()"""),
+    ("""if self.args.fp16 and self.use_amp:
+                self.scaler.scale(loss).backward()
+            elif self.use_apex:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()""",
+     """if self.args.fp16 and self.use_amp:
+                self.scaler.scale(loss).backward()
+            else:
+                loss.backward()"""),
+])
+def test_every_shape_of_the_trainer_s_apex_branch_goes_with_the_branches_around_it_kept(branches, kept):
+    check_migrated(TRAINER_4_1X.format(branches=branches),
+                   TRAINER_4_1X.format(branches=kept).replace("    from apex import amp\n", ""))
+
+
+def test_a_use_apex_branch_outside_a_transformers_trainer_is_not_dropped():
+    check_refused(TRAINER_4_1X.replace("from transformers import Trainer as HFTrainer", "HFTrainer = object").format(
+        branches="""if self.use_apex:
+                with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss.backward()"""), "amp.initialize is not called in this module")

@@ -278,6 +278,7 @@ class _Migration:
         self.backward_statements: List[ast.stmt] = []
         self.moves: list = []  # (step, [(clipping, its conditions)], the unscale_ before them or None)
         self.covered: Set[int] = set()  # nodes that run after the scaler unscales, before a step
+        self.released: Set[str] = set()  # names read in code the migration deletes
         self.forward_regions: list = []  # (site, first index, last index, finding) of each forward pass
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
@@ -423,7 +424,9 @@ class _Migration:
         if any(a.end > b.start for a, b in zip(edits, edits[1:])):
             raise Refused("the rewrites would overlap")
         self.ctx.memo[("apex-amp-nodes",)] = {id(f.site.node) for f in found}
-        roots = {chain_root(f.site.node).id for f in found}
+        # the names the module read only in what the migration deletes may lose their imports
+        gone = [n for n in ast.walk(self.tree) if isinstance(n, ast.stmt) and id(n) in self.undone]
+        roots = {chain_root(f.site.node).id for f in found} | {name for n in gone for name in _loads(n)} | self.released
         return plan(edits, Grade.UNSAFE, self.imports, releases=roots, note="; ".join(self.notes))
 
     def to_python_float(self, finding) -> None:
@@ -450,6 +453,8 @@ class _Migration:
                 self.replace_statement(owner if only else node, [])
 
     def migrate_amp(self, uses: Dict[str, list]) -> None:
+        if not uses[_INITIALIZE] and self.drop_trainer_apex_branches(uses):
+            return
         if not uses[_INITIALIZE]:
             if self.ctx.project is None or self.ctx.path is None:
                 raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
@@ -472,6 +477,82 @@ class _Migration:
             self.state(finding)
         for finding in (f for name in _REGISTRY for f in uses[name]):
             self.unregister(self.statement_of(finding.site.call), finding.site.call)
+
+    # a transformers Trainer subclass: `if self.use_apex:` goes, the native branch stays ----------
+    def drop_trainer_apex_branches(self, uses: Dict[str, list]) -> bool:
+        """A subclass of transformers' Trainer that copied its apex branches (`if self.use_apex:
+        with amp.scale_loss(...)`): transformers 5.0 removed `use_apex`, so those branches go
+        and the native one beside them, which ran whenever apex was off, is what runs. False if
+        the module's apex AMP is not all in such branches."""
+        branches: Dict[int, ast.If] = {}
+        for finding in (f for found in uses.values() for f in found):
+            branch = next((n for n in self.enclosing(finding.site.node) if isinstance(n, ast.If)
+                           and isinstance(n.test, ast.Attribute) and n.test.attr == "use_apex"
+                           and dotted_name(n.test.value) == "self"
+                           and any(finding.site.node in ast.walk(s) for s in n.body)), None)
+            owner = next((n for n in self.enclosing(finding.site.node) if isinstance(n, ast.ClassDef)), None)
+            if branch is None or owner is None or not self.derives_from_trainer(owner):
+                return False
+            branches[id(branch)] = branch
+        for branch in branches.values():
+            self.drop_branch(branch)
+            self.released |= {name for s in branch.body for name in _loads(s)}
+            method = self.scope_of(branch)
+            self.note(f"the apex branch of {getattr(method, 'name', 'the method')}() (line {branch.lineno}) went: "
+                      "transformers 5.0 removed Trainer.use_apex, and the branch beside it, which ran whenever "
+                      "apex was off, is what runs")
+        for statement in self.tree.body:  # `if is_apex_available(): from apex import amp`
+            if isinstance(statement, ast.If) and not statement.orelse and statement.body and all(
+                    self.imports_amp(s) for s in statement.body):
+                self.undone.add(id(statement))
+        self.scaler = _Scaler("", None)
+        self.replaced = ast.Pass()
+        return True
+
+    def derives_from_trainer(self, owner: ast.ClassDef) -> bool:
+        """The class derives from transformers' Trainer (or Seq2SeqTrainer ...), by its import."""
+        imported = {alias.asname or alias.name: getattr(self.ctx.binding(alias), "qualname", None) or ""
+                    for node in ast.walk(self.tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        for base in owner.bases:
+            name = dotted_name(base) or ""
+            root, _, rest = name.partition(".")
+            qualname = imported.get(root, "") + ("." + rest if rest else "")
+            if qualname.startswith("transformers.") and qualname.endswith("Trainer"):
+                return True
+        return False
+
+    def drop_branch(self, branch: ast.If) -> None:
+        """Delete the `if`/`elif` branch, keeping the branches after it: `if a: X elif b: Y`
+        becomes `if b: Y`, `if a: X else: Y` becomes Y, an `elif a: X` line range goes."""
+        self.own_lines(branch) if not self.is_elif(branch) else None
+        following = branch.orelse[0] if branch.orelse else None
+        if following is not None and self.is_elif(following):
+            clause = following.lineno
+        elif following is not None:
+            clause = next(n for n in range(following.lineno - 1, branch.lineno, -1)
+                          if self.source.line(n).strip().startswith("else"))
+        else:
+            clause = branch.end_lineno + 1
+        if self.is_elif(branch):  # the lines of this branch, up to the next clause
+            start, end = self.source.line_start(branch.lineno), self.source.line_start(clause) if clause <= len(
+                self.source.lines) else len(self.source.text)
+            self.edits.append(TextEdit(start, end, ""))
+        elif following is None:
+            self.replace_statement(branch, [])
+        elif self.is_elif(following):  # `if a: X elif b:` -> `if b:`
+            self.edits.append(TextEdit(self.source.span(branch)[0], self.source.span(following)[0] + 2, ""))
+        else:  # `if a: X else: Y` -> Y, one level out
+            indent, inner = self.indentation(branch), self.indentation(following)
+            start, end = self.source.line_start(branch.lineno), self.line_end(branch.end_lineno)
+            lines = self.source.text[self.source.line_start(following.lineno):end].splitlines(True)
+            self.edits.append(TextEdit(start, end, "".join(
+                indent + line[len(inner):] if line.startswith(inner) else line.lstrip(" \t") if not line.strip()
+                else line for line in lines)))
+
+    def is_elif(self, node: ast.stmt) -> bool:
+        owner = self.places[id(node)].owner if id(node) in self.places else None
+        return isinstance(node, ast.If) and isinstance(owner, ast.If) and owner.orelse == [node] \
+            and self.source.line(node.lineno)[node.col_offset:].startswith("elif")
 
     def as_initializer(self, uses: Dict[str, list]) -> None:
         """The module that initializes apex: the scaler is created there, and handed to the
