@@ -413,7 +413,7 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
          with amp.scale_loss(loss, optimizer) as scaled_loss:  # noqa: APX102
              scaled_loss.backward()
          optimizer.step()
-     """, "in a way the fix does not rewrite"),
+     """, "amp.scale_loss (line 6) is left as it is (a noqa comment or an unselected code)"),
     ("""\
      from apex import amp
 
@@ -503,7 +503,7 @@ def test_data_loading_before_the_first_model_call_stays_outside_autocast():
              scaled_loss.backward()
          optimizer.step()
      handle = amp._amp_state.handle
-     """, "in a way the fix does not rewrite"),
+     """, "amp._amp_state.handle (line 9) is apex's own state or API, which has no native counterpart"),
     ("""\
      import torch
      from apex.fp16_utils import FP16_Optimizer
@@ -1054,7 +1054,8 @@ def test_a_helper_that_cannot_migrate_keeps_the_whole_project_on_apex(tmp_path):
     engine.write_text(engine.read_text().replace("    losses = []\n", "    losses = []\n    print(amp._amp_state)\n", 1))
     migration = fix_project(tmp_path / "project")
     assert migration["engine.py"]["status"] == "refused"
-    assert "engine.py would take the scaler and cannot migrate: apex" in migration["train.py"]["reason"]
+    assert "engine.py would take the scaler and cannot migrate: amp._amp_state (line 12) is apex's own state" in \
+        migration["train.py"]["reason"]
     assert "train.py also hands the scaler to engine.py, which cannot migrate" in migration["checkpoints.py"]["reason"]
     assert (tmp_path / "project" / "train.py").read_text() == (PROJECT / "train.py").read_text()
 
@@ -1155,3 +1156,62 @@ def test_a_use_apex_branch_outside_a_transformers_trainer_is_not_dropped():
                     scaled_loss.backward()
             else:
                 loss.backward()"""), "amp.initialize is not called in this module")
+
+
+def test_a_script_with_a_native_amp_path_beside_apex_s_is_refused_with_that_reason():
+    check_refused("""\
+        import torch
+        from apex import amp
+
+        scaler = None
+        if args.amp == "native":
+            scaler = torch.amp.GradScaler("cuda")
+        elif args.amp == "apex":
+            model, optimizer = amp.initialize(model, optimizer)
+        loss = model(x).sum()
+        if args.amp == "native":
+            scaler.scale(loss).backward()
+        elif args.amp == "apex":
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        optimizer.step()
+        """, "the module also has a native AMP path (torch.amp.GradScaler on line 6) beside apex's")
+
+
+def test_a_gradient_read_right_before_an_every_iteration_step_moves_after_unscaling_without_a_note():
+    result = migrate("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for x in loader:
+            loss = model(x).sum()
+            if fp16:
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                if clip:
+                    norm = torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), clip)
+                else:
+                    norm = grad_norm(amp.master_params(optimizer))
+            else:
+                loss.backward()
+                norm = grad_norm(model.parameters())
+            optimizer.step()
+            log(norm)
+        """)
+    assert result.text.endswith(textwrap.dedent("""\
+            if fp16:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+                norm = grad_norm(model.parameters())
+            scaler.unscale_(optimizer)
+            if fp16:
+                if clip:
+                    norm = torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), clip)
+                else:
+                    norm = grad_norm((p for group in optimizer.param_groups for p in group["params"]))
+            scaler.step(optimizer)
+            scaler.update()
+            log(norm)
+        """)), result.text
+    assert not any("micro-batch" in note for _, note in result.notes)

@@ -477,6 +477,12 @@ class _Migration:
             self.state(finding)
         for finding in (f for name in _REGISTRY for f in uses[name]):
             self.unregister(self.statement_of(finding.site.call), finding.site.call)
+        if not self.alone:  # this module's own migration holds: so must those of the modules it hands the scaler
+            for path in sorted(self.helper_modules()):
+                local = _analysed(self.ctx.project, path)
+                if local.refused is not None:
+                    raise Refused(f"{_shown(path, self.ctx.path)} would take the scaler and cannot migrate: "
+                                  f"{local.refused}")
 
     # a transformers Trainer subclass: `if self.use_apex:` goes, the native branch stays ----------
     def drop_trainer_apex_branches(self, uses: Dict[str, list]) -> bool:
@@ -557,6 +563,12 @@ class _Migration:
     def as_initializer(self, uses: Dict[str, list]) -> None:
         """The module that initializes apex: the scaler is created there, and handed to the
         functions of other modules of the run that scale losses or save apex's state."""
+        native = next((n for n in ast.walk(self.tree) if isinstance(n, ast.Attribute) and n.attr in (
+            "GradScaler", "NativeScaler") and (dotted_name(n) or "").startswith(("torch.", "timm."))), None)
+        if native is not None:
+            raise Refused(f"the module also has a native AMP path ({dotted_name(native)} on line {native.lineno}) "
+                          "beside apex's: make apex's choice take it and delete apex's branches by hand (dropping "
+                          "them alone would leave that choice without mixed precision, or without a backward)")
         models_only = [f for f in uses[_INITIALIZE] if self.without_optimizers(f.site.call)]
         training = [f for f in uses[_INITIALIZE] if f not in models_only]
         if not training:
@@ -584,12 +596,6 @@ class _Migration:
         if not uses[_SCALE_LOSS] and not any(_scales(self.ctx.project, path) for path in helpers):
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize"
                           + (" nor in the functions of the run it hands the scaler" if helpers else ""))
-        if not self.alone:
-            for path in sorted(helpers):
-                local = _analysed(self.ctx.project, path)
-                if local.refused is not None:
-                    raise Refused(f"{_shown(path, self.ctx.path)} would take the scaler and cannot migrate: "
-                                  f"{local.refused}")
 
     # the scaler across the modules of a run -------------------------------------------------
     def hand_scaler_to_helpers(self) -> Set[Path]:
@@ -745,6 +751,15 @@ class _Migration:
                 elif reaches_amp and self.op_list_edit(use) is not None:
                     self.unregister(check, self.op_list_edit(use))
                 elif reaches_amp:
+                    chain, node = use.id, parent
+                    while isinstance(node, ast.Attribute):
+                        chain, node = f"{chain}.{node.attr}", self.parents.get(id(node))
+                    if f"apex.amp.{chain.split('.')[1:2][0] if '.' in chain else ''}" in _HANDLED:
+                        raise Refused(f"{chain} (line {use.lineno}) is left as it is (a noqa comment or an "
+                                      "unselected code), so the module would still need apex")
+                    if chain != use.id:
+                        raise Refused(f"{chain} (line {use.lineno}) is apex's own state or API, which has no "
+                                      "native counterpart the fix can write")
                     raise Refused(f"apex is used on line {use.lineno} in a way the fix does not rewrite")
 
     def undo_probe(self, statement: ast.stmt) -> None:
@@ -811,7 +826,12 @@ class _Migration:
 
     @staticmethod
     def is_installed_check(statement: ast.stmt, use: ast.Name) -> bool:
-        """`if amp is None: raise ...`: the check that apex is installed, which goes with it."""
+        """`if amp is None: raise ...` or `assert amp is not None, ...`: the check that apex is
+        installed, which goes with it."""
+        if isinstance(statement, ast.Assert):
+            test = statement.test
+            return isinstance(test, ast.Compare) and test.left is use and len(test.ops) == 1 and isinstance(
+                test.ops[0], ast.IsNot) and _literal(test.comparators[0]) is None or test is use
         test = statement.test if isinstance(statement, ast.If) else None
         return (isinstance(test, ast.Compare) and test.left is use and isinstance(test.ops[0], ast.Is)
                 and len(test.ops) == 1 and _literal(test.comparators[0]) is None
@@ -1593,17 +1613,20 @@ class _Migration:
         while id(at) in self.places:
             site = self.places[id(at)]
             for statement in site.block[site.index + 1:]:
-                if step in list(ast.walk(statement)):
-                    return [(moved, self.conditions_between(moved, owners[level:], step, between, statement is step))
+                if step in list(ast.walk(statement)):  # the backward leads to this step: its reads count
+                    every_time = statement is step  # the step follows each backward: any plain read may move
+                    stuck = next((moved for moved, _ in pending if not (
+                        self.only_clips(moved) or every_time and self.plain(moved))), None)
+                    if stuck is not None:
+                        raise Refused(f"gradients are read on line {stuck.lineno}, between the scaled backward and "
+                                      f"the optimizer step (line {step.lineno}) but away from the step: the scaler "
+                                      "unscales them once, at the step (apex did on every backward), so there they "
+                                      "are scaled")
+                    return [(moved, self.conditions_between(moved, owners[level:], step, between, every_time))
                             for moved, level in pending]
                 if id(statement) in self.covered:
                     continue  # read after the scaler unscales, on the way to the step
                 if self.reads_gradients(statement):
-                    if not self.only_clips(statement):
-                        raise Refused(f"gradients are read on line {statement.lineno}, between the scaled backward "
-                                      f"and the optimizer step (line {step.lineno}) but away from the step: the "
-                                      "scaler unscales them once, at the step (apex did on every backward), so "
-                                      "there they are scaled")
                     pending.append((statement, len(owners)))
                 else:
                     between.append(statement)
@@ -1613,6 +1636,14 @@ class _Migration:
             owners.append(site.owner)
             at = site.owner
         return []
+
+    @staticmethod
+    def plain(statement: ast.stmt) -> bool:
+        """Assignments, calls and `if`s of them: moved later in the same pass, the statement
+        runs as often, with the same values, when nothing between touches its names."""
+        return isinstance(statement, (ast.Assign, ast.AugAssign, ast.Expr, ast.If)) and not any(
+            isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Await, ast.Raise,
+                           ast.FunctionDef, ast.Lambda, ast.NamedExpr)) for n in ast.walk(statement))
 
     def only_clips(self, statement: ast.stmt) -> bool:
         """`clip_grad_norm_(...)`, `norm = clip_grad_norm_(...)` or `if <condition>:` over them:
