@@ -1198,7 +1198,7 @@ def test_a_gradient_read_right_before_an_every_iteration_step_moves_after_unscal
             optimizer.step()
             log(norm)
         """)
-    assert result.text.endswith(textwrap.dedent("""\
+    assert result.text.endswith(textwrap.indent(textwrap.dedent("""\
             if fp16:
                 scaler.scale(loss).backward()
             else:
@@ -1213,5 +1213,5 @@ def test_a_gradient_read_right_before_an_every_iteration_step_moves_after_unscal
             scaler.step(optimizer)
             scaler.update()
             log(norm)
-        """)), result.text
+        """), "    ")), result.text
     assert not any("micro-batch" in note for _, note in result.notes)
