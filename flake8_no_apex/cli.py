@@ -321,7 +321,7 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         recipe = finding.rule.recipe.format(**spelled)
         if recipe and recipe not in summary.recipes:
             summary.recipes.append(recipe)
-    if not as_json:
+    if not as_json:  # the lines of a note are those of the file as the run found it
         for line, note in sorted(result.notes):
             print(f"{path}:{line}: note: {note}", file=report_to)
     migrated = migration.outcome(str(path), result, args.unsafe_fixes)

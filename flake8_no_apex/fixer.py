@@ -105,10 +105,11 @@ class FixResult:
     notes: List[Tuple[int, str]] = field(default_factory=list)  # (line, text): what fixes did, or why not
     rounds: List[List[TextEdit]] = field(default_factory=list)  # the edits of each round, as applied
 
-    def original_offset(self, offset: int) -> int:
-        """Where an offset of the fixed text was in the text before the fixes (the start of an
-        edit, for a place inside text an edit wrote)."""
-        for edits in reversed(self.rounds):
+
+    def original_offset(self, offset: int, rounds: Optional[int] = None) -> int:
+        """Where an offset of the fixed text (of the text before round `rounds`) was in the text
+        before the fixes (the start of an edit, for a place inside text an edit wrote)."""
+        for edits in reversed(self.rounds[:rounds]):
             shift = 0
             for edit in edits:
                 start = edit.start + shift
@@ -120,6 +121,15 @@ class FixResult:
                 shift += len(edit.text) - (edit.end - edit.start)
             offset -= shift
         return offset
+
+
+_LINE_MENTION = re.compile(r"\b(lines? )(\d+(?:, \d+)*)")
+
+
+def _mentioned_lines(text: str, moved: Callable[[int], int]) -> str:
+    """A note with the lines it mentions ("line 12", "lines 5, 6") moved as `moved` says."""
+    return _LINE_MENTION.sub(lambda m: m.group(1) + ", ".join(str(moved(int(n))) for n in m.group(2).split(", ")),
+                             text)
 
 
 def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
@@ -676,6 +686,7 @@ def fix_text(
     source: Optional[Source] = None  # the fixed text's
     rounds = 0
     refused: Set[Plan] = set()  # plans of this text that do not compile alone: never applied nor offered
+    noted: List[Tuple[int, Source, int, str]] = []  # (round, its text, line, note) of each applied fix's note
     while True:
         now = Round.of(result.text, floors, selected, index, tree=tree, source=source)
         ctx = now.context()
@@ -701,7 +712,7 @@ def fix_text(
                 by_plan.setdefault(cleanup, [])
         edits, chosen = _choose(list(by_plan.items()))
         if not edits:
-            result.notes += [(line, text) for text, line in ctx.explanations.items()]
+            noted += [(len(result.rounds), now.source, line, text) for text, line in ctx.explanations.items()]
             break
         if spliced:  # edits are planned only on a tree parsed from the text whole
             tree, spliced = None, False
@@ -737,12 +748,20 @@ def fix_text(
             result.fixed += fixed_findings
             released |= chosen_plan.releases
             if chosen_plan.note and fixed_findings:
-                result.notes.append((min(f.line for f in fixed_findings), chosen_plan.note))
+                noted.append((len(result.rounds), now.source, min(f.line for f in fixed_findings), chosen_plan.note))
         result.text = new_text
         result.rounds.append(sorted(edits))
         rounds += 1
     result.remaining = now.findings  # the last round analysed the text as it is now, and found nothing to do
     result.shims = sum(1 for f in result.remaining if is_shim(f))
+    # a note names lines of the text of its round: the lines they were in the text before the fixes
+    original = Source(text)
+    for round_index, then, line, note in noted:
+        def before(number: int, then: Source = then, round_index: int = round_index) -> int:
+            if not 1 <= number <= len(then.lines):
+                return number
+            return original.position(result.original_offset(then.line_start(number), round_index))[0]
+        result.notes.append((before(line), _mentioned_lines(note, before)))
     return result
 
 

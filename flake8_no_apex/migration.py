@@ -23,13 +23,15 @@ class Outcome:
 
 
 def outcome(path: str, result, unsafe: bool) -> Optional[Outcome]:
-    """The file's migration, from its fix result; None where it had no apex AMP code."""
+    """The file's migration, from its fix result (its lines: the file's as the run found it);
+    None where it had no apex AMP code."""
+    notes = result.notes
     fixed = [f for f in result.fixed if f.code in APEX_AMP_CODES]
     left = [f for f in result.remaining if f.code in APEX_AMP_CODES]
     if not fixed and not left:
         return None
     prefix = f"{NOT_MIGRATED}: "
-    refusals = sorted((line, note[len(prefix):]) for line, note in result.notes if note.startswith(prefix))
+    refusals = sorted((line, note[len(prefix):]) for line, note in notes if note.startswith(prefix))
     if left and refusals:
         return Outcome(path, REFUSED, refusals[0][0], refusals[0][1])
     if left and not unsafe:
@@ -37,8 +39,8 @@ def outcome(path: str, result, unsafe: bool) -> Optional[Outcome]:
     if left:  # each finding left for its own reason (a noqa, an unselected code)
         first = min(left, key=lambda f: f.line)
         return Outcome(path, REFUSED, first.line, f"{first.code} is left to a person")
-    notes = [note for _, note in sorted(result.notes) if not note.startswith(prefix)]
-    return Outcome(path, MIGRATED, min(f.line for f in fixed), notes=notes)
+    said = [note for _, note in sorted(notes) if not note.startswith(prefix)]
+    return Outcome(path, MIGRATED, min(f.line for f in fixed), notes=said)
 
 
 def text(outcomes: List[Outcome]) -> str:

@@ -1215,3 +1215,25 @@ def test_a_gradient_read_right_before_an_every_iteration_step_moves_after_unscal
             log(norm)
         """), "    ")), result.text
     assert not any("micro-batch" in note for _, note in result.notes)
+
+
+def test_notes_name_the_lines_of_the_file_as_the_run_found_it_after_other_fixes_moved_them():
+    result = migrate("""\
+        import torch
+        try:
+            from apex.parallel import DistributedDataParallel as DDP
+        except ImportError:
+            raise ImportError("Please install apex")
+        from apex import amp
+
+        model = DDP(model)
+        model, optimizer = amp.initialize(model, optimizer)
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        print(amp._amp_state)
+        optimizer.step()
+        """)
+    assert "try:" not in result.text, "the apex DDP fix ran in an earlier round"
+    assert (9, "apex AMP not migrated: amp._amp_state (line 13) is apex's own state or API, which has no native "
+               "counterpart the fix can write") in result.notes, result.notes
