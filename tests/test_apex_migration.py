@@ -1237,3 +1237,19 @@ def test_notes_name_the_lines_of_the_file_as_the_run_found_it_after_other_fixes_
     assert "try:" not in result.text, "the apex DDP fix ran in an earlier round"
     assert (9, "apex AMP not migrated: amp._amp_state (line 13) is apex's own state or API, which has no native "
                "counterpart the fix can write") in result.notes, result.notes
+
+
+def test_apex_s_cast_decorators_are_refused_with_what_they_did():
+    check_refused("""\
+        from apex import amp
+
+        @amp.float_function
+        def penalty(x):
+            return x.pow(2).sum()
+
+        model, optimizer = amp.initialize(model, optimizer)
+        loss = model(x).sum() + penalty(x)
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        """, "@apex.amp.float_function (line 3): under O1 apex cast the function's float16 CUDA inputs")

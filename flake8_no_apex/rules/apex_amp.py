@@ -37,6 +37,8 @@ _LOAD_STATE_DICT = "apex.amp.load_state_dict"
 _TO_PYTHON_FLOAT = "apex.fp16_utils.to_python_float"
 _FP16_OPTIMIZER, _NETWORK_TO_HALF = "apex.fp16_utils.FP16_Optimizer", "apex.fp16_utils.network_to_half"
 _REGISTRY = ("apex.amp.register_half_function", "apex.amp.register_float_function", "apex.amp.register_promote_function")
+# apex's decorators: under O1 (apex/amp/amp.py, _decorator_helper and wrap.make_cast_wrapper at 22.04-dev)
+_DECORATORS = ("apex.amp.half_function", "apex.amp.float_function", "apex.amp.promote_function")
 _HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT, _FP16_OPTIMIZER, _NETWORK_TO_HALF,
             *_REGISTRY}
 _OP_LISTS_NOTE = ("autocast has op lists of its own, which they cannot change (torch's Autocast Op Reference says "
@@ -383,6 +385,11 @@ class _Migration:
             if not site.name.startswith(group):
                 continue
             if site.name not in uses:
+                if site.name in _DECORATORS:
+                    raise Refused(f"@{site.name} (line {finding.line}): under O1 apex cast the function's float16 "
+                                  "CUDA inputs and kept casting the operations inside it; torch has no decorator "
+                                  "that does only the first (custom_fwd also turns autocast off inside): cast its "
+                                  "inputs by hand")
                 raise Refused(f"{site.name} (line {finding.line}) has no native counterpart the fix can write")
             if site.call is None or site.call.func is not site.node:
                 raise Refused(f"{site.name} is used without being called (line {finding.line})")
