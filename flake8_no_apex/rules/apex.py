@@ -407,15 +407,21 @@ RULES = [
         timeline=_removed("AX-03, AX-04, AX-05"),
         subject="{name}",
         advice="{replacement}",
-        fix=Fix(Grade.UNSAFE, "master_params, state_dict and load_state_dict migrate with the training step "
-                "(APX101), and apex checkpoints hold another state than the scaler's; the rest is shown, not applied"),
+        fix=Fix(Grade.UNSAFE, "master_params, state_dict, load_state_dict and the registry calls migrate with "
+                "the training step (APX101), and apex checkpoints hold another state than the scaler's; the rest "
+                "is shown, not applied"),
         doc=("The rest of `apex.amp`: `master_params`, `state_dict`/`load_state_dict`, the old "
              "\"Amp\" API (`init`, `half_function`, `float_function`, `promote_function`, "
              "`register_*_function`) and `disable_casts`. Most of them never warned at run time. "
              "With the training step, `amp.master_params(optimizer)` becomes the optimizer's parameters "
              "and `scaler.unscale_(optimizer)` goes before the gradients are read (clipping), as apex had "
-             "unscaled them; `amp.state_dict()`/`load_state_dict()` become the scaler's."),
+             "unscaled them; `amp.state_dict()`/`load_state_dict()` become the scaler's. "
+             "`amp.register_half_function(torch, \"einsum\")` and edits of apex's op lists go, with a note: "
+             "autocast has op lists of its own. The decorators are refused: under O1 apex cast a decorated "
+             "function's inputs and kept casting the operations inside, which no torch decorator does alone "
+             "(`custom_fwd` also turns autocast off inside)."),
         before=("import torch\nfrom apex import amp\n\n"
+                "amp.register_half_function(torch, \"einsum\")\n"
                 "model, optimizer = amp.initialize(model, optimizer)\n"
                 "for x, y in loader:\n"
                 "    loss = criterion(model(x), y)\n"
