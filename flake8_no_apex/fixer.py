@@ -105,7 +105,6 @@ class FixResult:
     notes: List[Tuple[int, str]] = field(default_factory=list)  # (line, text): what fixes did, or why not
     rounds: List[List[TextEdit]] = field(default_factory=list)  # the edits of each round, as applied
 
-
     def original_offset(self, offset: int, rounds: Optional[int] = None) -> int:
         """Where an offset of the fixed text (of the text before round `rounds`) was in the text
         before the fixes (the start of an edit, for a place inside text an edit wrote)."""

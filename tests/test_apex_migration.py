@@ -618,6 +618,8 @@ def test_fp16_optimizer_without_a_loss_scale_keeps_apex_default_of_one():
 
 
 def test_a_fixed_loss_scale_chosen_at_run_time_keeps_either_schedule():
+    keywords = "init_scale=2.0**16 if args.dynamic else float(args.scale), growth_interval=2000 if args.dynamic else " \
+               "2**31 - 1"
     check_migrated(
         """\
         from apex import amp
@@ -632,14 +634,14 @@ def test_a_fixed_loss_scale_chosen_at_run_time_keeps_either_schedule():
         """\
         import torch
 
-        scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16 if args.dynamic else float(args.scale), growth_interval=2000 if args.dynamic else 2**31 - 1)
+        scaler = torch.amp.GradScaler("cuda", KEYWORDS)
         for x in loader:
             with torch.amp.autocast("cuda"):
                 loss = model(x).sum()
             scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
-        """)
+        """.replace("KEYWORDS", keywords))
 
 
 def test_apex_s_ceiling_starts_the_scaler_there_and_says_there_is_none_after():
@@ -1051,7 +1053,8 @@ def test_a_project_migrates_only_with_every_module_the_scaler_must_reach(tmp_pat
 def test_a_helper_that_cannot_migrate_keeps_the_whole_project_on_apex(tmp_path):
     shutil.copytree(PROJECT, tmp_path / "project")
     engine = tmp_path / "project" / "engine.py"
-    engine.write_text(engine.read_text().replace("    losses = []\n", "    losses = []\n    print(amp._amp_state)\n", 1))
+    engine.write_text(engine.read_text().replace("    losses = []\n", "    losses = []\n    print(amp._amp_state)\n",
+                                                 1))
     migration = fix_project(tmp_path / "project")
     assert migration["engine.py"]["status"] == "refused"
     assert "engine.py would take the scaler and cannot migrate: amp._amp_state (line 12) is apex's own state" in \
@@ -1063,8 +1066,8 @@ def test_a_helper_that_cannot_migrate_keeps_the_whole_project_on_apex(tmp_path):
 def test_a_helper_passed_around_as_a_value_keeps_the_project_on_apex(tmp_path):
     shutil.copytree(PROJECT, tmp_path / "project")
     train = tmp_path / "project" / "train.py"
-    train.write_text(train.read_text().replace("            losses += do_train(", "            loop = do_train\n"
-                                                                                      "            losses += loop(", 1))
+    looped = "            loop = do_train\n            losses += loop("
+    train.write_text(train.read_text().replace("            losses += do_train(", looped, 1))
     migration = fix_project(tmp_path / "project")
     assert "do_train() of engine.py uses apex AMP and is used on line 33 other than called" in \
         migration["train.py"]["reason"]
@@ -1178,6 +1181,9 @@ def test_a_script_with_a_native_amp_path_beside_apex_s_is_refused_with_that_reas
         """, "the module also has a native AMP path (torch.amp.GradScaler on line 6) beside apex's")
 
 
+PARAMETERS = '(p for group in optimizer.param_groups for p in group["params"])'
+
+
 def test_a_gradient_read_right_before_an_every_iteration_step_moves_after_unscaling_without_a_note():
     result = migrate("""\
         from apex import amp
@@ -1207,13 +1213,13 @@ def test_a_gradient_read_right_before_an_every_iteration_step_moves_after_unscal
             scaler.unscale_(optimizer)
             if fp16:
                 if clip:
-                    norm = torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), clip)
+                    norm = torch.nn.utils.clip_grad_norm_({PARAMETERS}, clip)
                 else:
-                    norm = grad_norm((p for group in optimizer.param_groups for p in group["params"]))
+                    norm = grad_norm({PARAMETERS})
             scaler.step(optimizer)
             scaler.update()
             log(norm)
-        """), "    ")), result.text
+        """).replace("{PARAMETERS}", PARAMETERS), "    ")), result.text
     assert not any("micro-batch" in note for _, note in result.notes)
 
 

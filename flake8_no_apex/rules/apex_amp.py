@@ -36,7 +36,8 @@ _MASTER_PARAMS, _STATE_DICT = "apex.amp.master_params", "apex.amp.state_dict"
 _LOAD_STATE_DICT = "apex.amp.load_state_dict"
 _TO_PYTHON_FLOAT = "apex.fp16_utils.to_python_float"
 _FP16_OPTIMIZER, _NETWORK_TO_HALF = "apex.fp16_utils.FP16_Optimizer", "apex.fp16_utils.network_to_half"
-_REGISTRY = ("apex.amp.register_half_function", "apex.amp.register_float_function", "apex.amp.register_promote_function")
+_REGISTRY = ("apex.amp.register_half_function", "apex.amp.register_float_function",
+             "apex.amp.register_promote_function")
 # apex's decorators: under O1 (apex/amp/amp.py, _decorator_helper and wrap.make_cast_wrapper at 22.04-dev)
 _DECORATORS = ("apex.amp.half_function", "apex.amp.float_function", "apex.amp.promote_function")
 _HANDLED = {_INITIALIZE, _SCALE_LOSS, _MASTER_PARAMS, _STATE_DICT, _LOAD_STATE_DICT, _FP16_OPTIMIZER, _NETWORK_TO_HALF,
@@ -726,7 +727,6 @@ class _Migration:
 
     def helper_modules(self) -> Set[Path]:
         return {path for path, _ in self.helper_calls}
-
 
     def unregister(self, statement: ast.stmt, call: ast.AST) -> None:
         """`amp.register_half_function(torch, "einsum")`, or an edit of apex's op lists
@@ -1691,8 +1691,8 @@ class _Migration:
         if every_time:
             return conditions
         if _stores(moved):
-            raise Refused(f"the gradient clipping of line {moved.lineno} assigns a name, which would keep its old value "
-                          "on the micro-batches without an optimizer step if it moved to the step")
+            raise Refused(f"the gradient clipping of line {moved.lineno} assigns a name, which would keep its old "
+                          "value on the micro-batches without an optimizer step if it moved to the step")
         self.note(f"the gradient clipping of line {moved.lineno} ran after every backward (apex unscaled the "
                   "gradients each time); the scaler unscales them once, at the optimizer step, so it moved there: "
                   "with gradient accumulation it now clips the accumulated gradients once per step instead of "
@@ -1747,8 +1747,8 @@ class _Migration:
                 if name in _GRAD_READERS:
                     return True
                 function = self.local_function(node)
-                if function is not None and depth < 3 and any(self.reads_gradients(s, depth + 1)
-                                                             for s in function.body):
+                if function is not None and depth < 3 and any(
+                        self.reads_gradients(s, depth + 1) for s in function.body):
                     return True
         return False
 
