@@ -126,9 +126,11 @@ _LINE_MENTION = re.compile(r"\b(lines? )(\d+(?:, \d+)*)")
 
 
 def _mentioned_lines(text: str, moved: Callable[[int], int]) -> str:
-    """A note with the lines it mentions ("line 12", "lines 5, 6") moved as `moved` says."""
+    """A note with the lines it mentions ("line 12", "lines 5, 6") moved as `moved` says; a
+    mention of another file's line is written with a no-break space ("line\u00a012"), left as it
+    is and given its plain space back."""
     return _LINE_MENTION.sub(lambda m: m.group(1) + ", ".join(str(moved(int(n))) for n in m.group(2).split(", ")),
-                             text)
+                             text).replace("\u00a0", " ")
 
 
 def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:

@@ -1259,3 +1259,28 @@ def test_apex_s_cast_decorators_are_refused_with_what_they_did():
             scaled_loss.backward()
         optimizer.step()
         """, "@apex.amp.float_function (line 3): under O1 apex cast the function's float16 CUDA inputs")
+
+
+def test_a_helper_also_called_in_its_own_module_keeps_the_project_on_apex(tmp_path):
+    shutil.copytree(PROJECT, tmp_path / "project")
+    engine = tmp_path / "project" / "engine.py"
+    engine.write_text(engine.read_text() + "\n\nif __name__ == '__main__':\n    do_train(None, [], None, False)\n")
+    migration = fix_project(tmp_path / "project")
+    assert "do_train() is also used in this module (line 32), where no scaler would be given" in \
+        migration["engine.py"]["reason"]
+    assert migration["train.py"]["status"] == "refused"
+
+
+def test_another_module_s_lines_in_a_refusal_stay_that_module_s(tmp_path):
+    """train.py's own fixes move its lines; the line of engine.py its refusal quotes stays."""
+    shutil.copytree(PROJECT, tmp_path / "project")
+    train, engine = tmp_path / "project" / "train.py", tmp_path / "project" / "engine.py"
+    train.write_text("try:\n    from apex.parallel import DistributedDataParallel\nexcept ImportError:\n"
+                     "    raise\n" + train.read_text().replace("    batches = [", "    model = DistributedDataParallel("
+                                                                "model)\n    batches = [", 1))
+    engine.write_text(engine.read_text().replace("    losses = []\n", "    losses = []\n    print(amp._amp_state)\n",
+                                                 1))
+    migration = fix_project(tmp_path / "project")
+    assert "engine.py would take the scaler and cannot migrate: amp._amp_state (line 12)" in \
+        migration["train.py"]["reason"]
+    assert migration["train.py"]["line"] == 31  # the initialization, in train.py as the run found it

@@ -157,6 +157,12 @@ def _helper_parameter(project, path: Path) -> str:
     return name
 
 
+def _quoted(reason: str) -> str:
+    """Another module's refusal inside this one's: its line numbers are that module's, so the
+    space after "line" is a no-break space, which the mapping of this module's lines skips."""
+    return reason.replace("line ", "line\u00a0").replace("lines ", "lines\u00a0")
+
+
 def _shown(path: Path, relative_to: Optional[Path]) -> str:
     """A module as the user knows it: relative to the one being fixed, where it can be."""
     try:
@@ -490,7 +496,7 @@ class _Migration:
                 local = _analysed(self.ctx.project, path)
                 if local.refused is not None:
                     raise Refused(f"{_shown(path, self.ctx.path)} would take the scaler and cannot migrate: "
-                                  f"{local.refused}")
+                                  f"{_quoted(local.refused)}")
 
     # a transformers Trainer subclass: `if self.use_apex:` goes, the native branch stays ----------
     def drop_trainer_apex_branches(self, uses: Dict[str, list]) -> bool:
@@ -676,6 +682,10 @@ class _Migration:
         parameter = _helper_parameter(project, me)
         self.models, self.optimizers, self.helper_functions = set(), set(), functions
         for function in functions.values():
+            inside = next((n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == function.name), None)
+            if inside is not None:
+                raise Refused(f"{function.name}() is also used in this module (line {inside.lineno}), where no "
+                              "scaler would be given to it")
             callers = project.importers(me, function.name)
             if not callers:
                 raise Refused(f"amp.initialize is not called in this module, nor in a module of the run that "
@@ -685,13 +695,13 @@ class _Migration:
                 local = _analysed(project, caller)
                 if local.refused is not None:
                     raise Refused(f"{function.name}() is called from {_shown(caller, me)}, which cannot migrate: "
-                                  f"{local.refused}")
+                                  f"{_quoted(local.refused)}")
                 if not self.alone:
                     for other in local.migration.helper_modules():
                         other_local = _analysed(project, other)
                         if other_local.refused is not None:
                             raise Refused(f"{_shown(caller, me)} also hands the scaler to {_shown(other, me)}, which "
-                                          f"cannot migrate: {other_local.refused}")
+                                          f"cannot migrate: {_quoted(other_local.refused)}")
                 calls = local.migration.helper_calls.get((me, function.name), [])
                 if not calls:
                     raise Refused(f"{function.name}() is imported by {_shown(caller, me)} without being called there")
