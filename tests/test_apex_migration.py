@@ -1275,9 +1275,9 @@ def test_another_module_s_lines_in_a_refusal_stay_that_module_s(tmp_path):
     """train.py's own fixes move its lines; the line of engine.py its refusal quotes stays."""
     shutil.copytree(PROJECT, tmp_path / "project")
     train, engine = tmp_path / "project" / "train.py", tmp_path / "project" / "engine.py"
+    wrapped = "    model = DistributedDataParallel(model)\n    batches = ["
     train.write_text("try:\n    from apex.parallel import DistributedDataParallel\nexcept ImportError:\n"
-                     "    raise\n" + train.read_text().replace("    batches = [", "    model = DistributedDataParallel("
-                                                                "model)\n    batches = [", 1))
+                     "    raise\n" + train.read_text().replace("    batches = [", wrapped, 1))
     engine.write_text(engine.read_text().replace("    losses = []\n", "    losses = []\n    print(amp._amp_state)\n",
                                                  1))
     migration = fix_project(tmp_path / "project")
