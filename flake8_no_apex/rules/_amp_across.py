@@ -1,0 +1,344 @@
+"""Plans that span the modules of a run, the methods of a class or a setup function: the scaler is
+handed to the functions of other modules (a parameter), returned to the callers of the function
+that creates it, or passed to the module-level functions that use it; each module the scaler
+must reach is planned from the text the run found."""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set, Tuple
+
+from ..edits import open_paren
+from ..resolve import dotted_name
+from ..table import TextEdit
+from ._amp_common import Refused, _HELPER_USES, _SCALER_NAMES, _Scaler
+
+if TYPE_CHECKING:
+    from .apex_amp import _Migration
+
+
+@dataclass
+class _Local:
+    """One module's migration planned on the text the run found: why not, or the plan's facts."""
+
+    refused: Optional[str]
+    migration: Optional[_Migration] = None
+
+
+def _analysed(project, path: Path, migration_of: Callable[..., _Migration]) -> _Local:
+    """The migration of another module of the run (made by `migration_of`, the planner of the
+    module being fixed), planned alone (once per run), with the floors and codes the run fixes
+    it with."""
+    from ..fixer import Round  # the fixer imports the rules: read when first planned
+
+    key = ("apex-amp-local", Path(path).resolve())
+    if key not in project.memo:
+        project.memo[key] = _Local("it is being planned")  # a module reached again while planned
+        text = project.original(path)
+        floors, selected = project.planned_with(Path(path))
+        try:
+            now = Round.of(text or "", floors, selected)
+        except (SyntaxError, ValueError, RecursionError):
+            project.memo[key] = _Local("it does not parse")
+            return project.memo[key]
+        ctx = now.context()
+        ctx.path, ctx.project, ctx.exported = Path(path).resolve(), project, project.exported(path)
+        migration = migration_of(ctx, alone=True)
+        try:
+            migration.plan()
+            project.memo[key] = _Local(None, migration)
+        except Refused as why:
+            project.memo[key] = _Local(str(why))
+    return project.memo[key]
+
+
+def _amp_tree(project, path: Path) -> Optional[ast.Module]:
+    key = ("apex-amp-tree", Path(path).resolve())
+    if key not in project.memo:
+        try:
+            project.memo[key] = ast.parse(project.original(path) or "")
+        except (SyntaxError, ValueError, RecursionError):
+            project.memo[key] = None
+    return project.memo[key]
+
+
+def _amp_functions(project, path: Path) -> Set[str]:
+    """The module-level functions of a module of the run that use apex's amp (`amp.scale_loss`,
+    `amp.state_dict()` ...), as the run found it."""
+    tree = _amp_tree(project, path)
+    if tree is None:
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and any(
+        isinstance(n, ast.Attribute) and n.attr in _HELPER_USES and dotted_name(n.value) in ("amp", "apex.amp")
+        for n in ast.walk(node))}
+
+
+def _scales(project, path: Path) -> bool:
+    tree = _amp_tree(project, path)
+    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "scale_loss" for n in ast.walk(tree))
+
+
+def _helper_parameter(project, path: Path) -> str:
+    """The name a helper module's functions take the scaler by: one no scope of it uses."""
+    tree = _amp_tree(project, path)
+    nodes = list(ast.walk(tree)) if tree is not None else []
+    taken = {n.id for n in nodes if isinstance(n, ast.Name)} | {n.arg for n in nodes if isinstance(n, ast.arg)}
+    name = next((n for n in _SCALER_NAMES if n not in taken), None)
+    if name is None:
+        raise Refused(f"every name the scaler could take is in use in {path.name}")
+    return name
+
+
+def _quoted(reason: str) -> str:
+    """Another module's refusal inside this one's: its line numbers are that module's, so the
+    space after "line" is a no-break space, which the mapping of this module's lines skips."""
+    return reason.replace("line ", "line\u00a0").replace("lines ", "lines\u00a0")
+
+
+def _shown(path: Path, relative_to: Optional[Path]) -> str:
+    """A module as the user knows it: relative to the one being fixed, where it can be."""
+    try:
+        return os.path.relpath(path, Path(relative_to).parent) if relative_to else str(path)
+    except ValueError:
+        return str(path)
+
+
+class AcrossScopes:
+    """Where the scaler must reach beyond the function that creates it: the functions of other
+    modules of the run, the callers of a setup function, module-level functions it calls. A part of the
+    migration (apex_amp._Migration), which holds the state these methods share."""
+
+    # the scaler across the modules of a run -------------------------------------------------
+    def hand_scaler_to_helpers(self) -> Set[Path]:
+        """Each call of a function imported from another module of the run that uses apex AMP
+        passes the scaler (`do_train(..., scaler=scaler)`): the modules of those functions."""
+        project, modules = self.ctx.project, set()
+        self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}
+        if project is None or self.ctx.path is None:
+            return modules
+        me = Path(self.ctx.path).resolve()
+        for node in self.tree.body:
+            if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
+                continue
+            module = "." * (node.level or 0) + (node.module or "")
+            path = project.module_path(me, module)
+            if path is None:  # a module of the project this run leaves alone must not need the scaler
+                outside = project.module_file(me, module)
+                needing = sorted(a.name for a in node.names if outside and a.name in _amp_functions(project, outside))
+                if needing:
+                    raise Refused(f"{needing[0]}() of {_shown(outside, me)} uses apex AMP, and that module is not "
+                                  "in this run: fix the modules of the project together")
+                continue
+            if path == me:
+                continue
+            functions = _amp_functions(project, path)
+            for alias in node.names:
+                if alias.name not in functions:
+                    continue
+                local = alias.asname or alias.name
+                calls = []
+                for use in ast.walk(self.tree):
+                    if isinstance(use, ast.Name) and use.id == local and isinstance(use.ctx, ast.Load):
+                        call = self.parents.get(id(use))
+                        if not (isinstance(call, ast.Call) and call.func is use) or any(
+                                isinstance(a, ast.Starred) for a in call.args) or any(
+                                k.arg is None for k in call.keywords):
+                            raise Refused(f"{local}() of {_shown(path, me)} uses apex AMP and is used on line "
+                                          f"{use.lineno} other than called with its arguments listed")
+                        calls.append(call)
+                parameter = _helper_parameter(project, path)
+                for call in calls:
+                    scaler = self.reach(call, f"the call of {local}()")
+                    at = max((self.source.span(a)[1] for a in [*call.args, *call.keywords]), default=None)
+                    if at is None:
+                        at = open_paren(self.source, call)
+                        if at is None:
+                            raise Refused(f"the call of {local}() on line {call.lineno} is not one the fix can extend")
+                        self.edits.append(TextEdit(at, at, f"{parameter}={scaler}"))
+                    else:
+                        self.edits.append(TextEdit(at, at, f", {parameter}={scaler}"))
+                self.helper_calls[(path, alias.name)] = calls
+                modules.add(path)
+        return modules
+
+    def as_helper(self, uses: Dict[str, list]) -> None:
+        """A module whose functions scale losses (or save apex's state) for another module of
+        the run that initializes apex (`do_train` of `engine/trainer.py`): each such function
+        takes the scaler as a parameter, its callers pass it; their models, optimizers and the
+        conditions that enable apex are the parameters those callers give them."""
+        project, me = self.ctx.project, Path(self.ctx.path).resolve()
+        functions: Dict[int, ast.FunctionDef] = {}
+        for finding in (f for found in uses.values() for f in found):
+            function = self.scope_of(finding.site.node)
+            while function is not None and self.parents.get(id(function)) is not self.tree:
+                function = self.scope_of(function)
+            if not isinstance(function, ast.FunctionDef):
+                raise Refused("amp.initialize is not called in this module, and apex AMP is used on line "
+                              f"{finding.line} outside a function another module could hand the scaler")
+            functions[id(function)] = function
+        parameter = _helper_parameter(project, me)
+        self.models, self.optimizers, self.helper_functions = set(), set(), functions
+        for function in functions.values():
+            inside = next((n for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id == function.name), None)
+            if inside is not None:
+                raise Refused(f"{function.name}() is also used in this module (line {inside.lineno}), where no "
+                              "scaler would be given to it")
+            callers = project.importers(me, function.name)
+            if not callers:
+                raise Refused(f"amp.initialize is not called in this module, nor in a module of the run that "
+                              f"imports {function.name}()")
+            switches = None
+            for caller in callers:
+                local = _analysed(project, caller, type(self))
+                if local.refused is not None:
+                    raise Refused(f"{function.name}() is called from {_shown(caller, me)}, which cannot migrate: "
+                                  f"{_quoted(local.refused)}")
+                if not self.alone:
+                    for other in local.migration.helper_modules():
+                        other_local = _analysed(project, other, type(self))
+                        if other_local.refused is not None:
+                            raise Refused(f"{_shown(caller, me)} also hands the scaler to {_shown(other, me)}, which "
+                                          f"cannot migrate: {_quoted(other_local.refused)}")
+                calls = local.migration.helper_calls.get((me, function.name), [])
+                if not calls:
+                    raise Refused(f"{function.name}() is imported by {_shown(caller, me)} without being called there")
+                for call in calls:
+                    given = self.parameters_given(function, call)
+                    self.models |= {p for p, a in given.items() if dotted_name(a) in local.migration.models}
+                    self.optimizers |= {p for p, a in given.items() if dotted_name(a) in local.migration.optimizers}
+                    enabling = {p for p, a in given.items() if ast.dump(a) in local.migration.switches}
+                    switches = enabling if switches is None else switches & enabling
+            self.switches |= {ast.dump(ast.Name(id=p, ctx=ast.Load())) for p in switches or ()}
+            self.add_parameter(function, parameter)
+        self.scaler_name, self.scaler = parameter, _Scaler(parameter, None)
+        self.enabled = self.dynamic = True  # the callers' scaler: enabled or not, at run time
+        self.init_statement, self.replaced = None, ast.Pass()
+
+    @staticmethod
+    def parameters_given(function: ast.FunctionDef, call: ast.Call) -> Dict[str, ast.AST]:
+        """The function's parameters and the arguments a call gives them."""
+        positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+        given = {name: argument for name, argument in zip(positional, call.args)}
+        given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        return given
+
+    def add_parameter(self, function: ast.FunctionDef, name: str) -> None:
+        """`def f(a, b)` becomes `def f(a, b, scaler)` (`scaler=None` after defaults)."""
+        arguments = function.args
+        if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or not arguments.args:
+            raise Refused(f"{function.name}() takes *args, keyword-only or no parameters: pass the scaler by hand")
+        last = arguments.args[-1]
+        default = arguments.defaults[-1] if arguments.defaults else None
+        end = max(self.source.span(last)[1], self.source.span(default)[1] if default else 0)
+        self.edits.append(TextEdit(end, end, f", {name}" + ("=None" if default else "")))
+
+    def helper_modules(self) -> Set[Path]:
+        return {path for path, _ in self.helper_calls}
+
+    def return_scaler(self) -> None:
+        """The function that initializes apex returns the scaler too, to the callers that train
+        (`model, optimizer, scheduler = init_optimizer_and_amp(...)`): only when every return
+        of it is a tuple after the scaler exists, and every reference to it unpacks one."""
+        if not self.scaler.returned_to:
+            return
+        home = self.scaler.home
+        name = self.scaler.name
+        if self.parents.get(id(home)) is not self.tree or home.name in self.ctx.named_in_strings \
+                or self.ctx.exported(home.name):
+            raise Refused(f"{home.name}() would have to return the scaler, and is used outside this module")
+        if self.places[id(self.init_statement)].block is not home.body:
+            raise Refused(f"the scaler would be created in a block of {home.name}() that not all its returns follow")
+        returns = [n for n in self.own_nodes(home) if isinstance(n, ast.Return)]
+        sizes = {len(r.value.elts) if isinstance(r.value, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in r.value.elts) and r.lineno > self.init_statement.lineno else -1
+            for r in returns}
+        if len(sizes) != 1 or -1 in sizes:
+            raise Refused(f"{home.name}() does not return one tuple of the same size after amp.initialize, "
+                          "so the scaler cannot be returned with it")
+        for call in self.calls_of(home):
+            statement = self.parents.get(id(call))
+            target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+            if not (isinstance(target, ast.Tuple) and statement.value is call and len(target.elts) in sizes
+                    and not any(isinstance(e, ast.Starred) for e in target.elts)):
+                raise Refused(f"the call of {home.name}() on line {call.lineno} does not unpack its result, so the "
+                              "scaler cannot be returned with it")
+            self.edits.append(TextEdit(self.source.span(target.elts[-1])[1], self.source.span(target.elts[-1])[1],
+                                       f", {name}"))
+        for statement in returns:
+            end = self.source.span(statement.value.elts[-1])[1]
+            self.edits.append(TextEdit(end, end, f", {name}"))
+        if self.scaler.passed_to:
+            raise Refused("the scaler would be both returned and passed on: pass it by hand")
+
+    def own_nodes(self, function: ast.AST) -> Iterator[ast.AST]:
+        """The nodes of a function's body, not those of the functions and classes inside it."""
+        stack = list(function.body)
+        while stack:
+            node = stack.pop()
+            yield node
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.extend(ast.iter_child_nodes(node))
+
+    def pass_scaler(self) -> None:
+        """Hand the scaler to the module-level functions that use it, as a parameter: only
+        when every reference to such a function is a call from the initializing function."""
+        for function in self.scaler.passed_to.values():
+            arguments = function.args
+            if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs \
+                    or not arguments.args:
+                raise Refused(f"{function.name}() takes *args, keyword-only or no parameters: pass the scaler by hand")
+            calls = []
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Name) and node.id == function.name:
+                    call = self.parents.get(id(node))
+                    if not (isinstance(call, ast.Call) and call.func is node
+                            and self.scaler.home in self.enclosing(call) and call.lineno > self.init_statement.lineno):
+                        raise Refused(f"{function.name}() is used elsewhere than after amp.initialize in "
+                                      "the function that calls it: pass the scaler by hand")
+                    calls.append(call)
+            if not calls or function.name in self.ctx.named_in_strings:
+                raise Refused(f"{function.name}() is not called where the scaler is created")
+            if self.ctx.exported(function.name):
+                raise Refused(f"{function.name}() would take the scaler as a parameter, and another module of the "
+                              "run imports it: pass the scaler by hand")
+            last = arguments.args[-1]
+            default = arguments.defaults[-1] if arguments.defaults else None
+            end = max(self.source.span(last)[1], self.source.span(default)[1] if default else 0)
+            parameter = self.scaler.name + ("=None" if default else "")
+            self.edits.append(TextEdit(end, end, f", {parameter}"))
+            for call in calls:
+                listed = [*call.args, *call.keywords]
+                if listed:
+                    at = max(self.source.span(a)[1] for a in listed)
+                    self.edits.append(TextEdit(at, at, f", {self.scaler.name}={self.scaler.name}"))
+                else:
+                    at = open_paren(self.source, call)
+                    if at is None:
+                        raise Refused(f"the call of {function.name}() is not one the fix can extend")
+                    self.edits.append(TextEdit(at, at, f"{self.scaler.name}={self.scaler.name}"))
+
+    def calls_of(self, function: ast.FunctionDef) -> List[ast.Call]:
+        return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                and n.func.id == function.name]
+
+    def called_only_after_creation(self, node: ast.AST, what: str) -> None:
+        """The method that runs `node` is the one that creates the scaler (after it does), or
+        one that only it calls, after that."""
+        creator = self.scope_of(self.init_statement)
+        method = next(f for f in [node, *self.enclosing(node)] if self.parents.get(id(f)) is self.scaler.home)
+        if method is creator:
+            if (node.lineno, node.col_offset) < (self.init_statement.lineno, self.init_statement.col_offset):
+                raise Refused(f"{what} (line {node.lineno}) runs before amp.initialize")
+            return
+        for use in ast.walk(self.scaler.home):
+            if isinstance(use, ast.Attribute) and use.attr == getattr(method, "name", None) \
+                    and dotted_name(use.value) == "self":
+                call = self.parents.get(id(use))
+                if not (isinstance(call, ast.Call) and call.func is use and self.scope_of(call) is creator
+                        and call.lineno > self.init_statement.lineno):
+                    raise Refused(f"{what} (line {node.lineno}) is in {method.name}(), which runs elsewhere than "
+                                  f"after amp.initialize in {creator.name}(), where the scaler would be created")
+        if getattr(method, "name", "") in self.ctx.named_in_strings:
+            raise Refused(f"{method.name}() is named in a string: pass the scaler by hand")

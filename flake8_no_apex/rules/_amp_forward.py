@@ -1,0 +1,225 @@
+"""The scaled backward and its forward pass: `with amp.scale_loss(...)` becomes
+`scaler.scale(loss).backward()`, and the statements the loss depends on, from the first that runs
+a model, go under autocast."""
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from typing import Dict, List, Set
+
+from ..resolve import dotted_name
+from ..table import TextEdit
+from ._amp_common import Refused, _Site, _argument, _chains, _elements, _literal, _loads, _steps_or_backward, _stores
+
+
+class ForwardAndBackward:
+    """The scaled backward of each `amp.scale_loss`, and its forward pass under autocast. A part of the
+    migration (apex_amp._Migration), which holds the state these methods share."""
+
+    # with amp.scale_loss(...) -> scaler.scale(loss).backward() and the forward pass under autocast
+    def scale_loss(self, finding) -> None:
+        call = finding.site.call
+        statement = self.statement_of(call)
+        if not (isinstance(statement, (ast.With, ast.AsyncWith)) and len(statement.items) == 1
+                and statement.items[0].context_expr is call):
+            raise Refused(f"amp.scale_loss (line {finding.line}) is not the only item of a `with`")
+        scaled = statement.items[0].optional_vars
+        body = statement.body
+        backward = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+        if not (isinstance(scaled, ast.Name) and isinstance(backward, ast.Call)
+                and isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward"
+                and isinstance(backward.func.value, ast.Name) and backward.func.value.id == scaled.id):
+            raise Refused(f"the body of amp.scale_loss (line {finding.line}) does more than scaled_loss.backward()")
+        loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
+        if loss is None or not _elements(optimizer) or any(
+                dotted_name(o) not in self.optimizers for o in _elements(optimizer)):
+            raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
+        for keyword in call.keywords:
+            if keyword.arg in ("loss", "optimizers", "loss_id"):
+                continue  # one scaler serves every loss: apex's loss ids go
+            if keyword.arg == "delay_unscale":  # the micro-steps of gradient accumulation
+                if _literal(keyword.value) is not False:
+                    self.note("delay_unscale= went: the scaler scales every micro-batch by the same scale and "
+                              "unscales the accumulated gradients once, at the optimizer step")
+                continue
+            raise Refused(f"amp.scale_loss's {keyword.arg}= (line {finding.line}) needs a person")
+        if self.uses_model(loss):
+            raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
+        arguments = self.source.text[self.source.span(backward.func)[1]:self.source.span(backward)[1]]
+        self.scaled_backward(statement, loss, arguments, finding)
+
+    def scaled_backward(self, statement: ast.stmt, loss: ast.AST, arguments: str, finding) -> None:
+        """The statement that runs the scaled backward becomes `scaler.scale(loss).backward()`,
+        and the forward pass that computed the loss runs under autocast."""
+        anchor = self.with_fallback(statement, loss, arguments)
+        self.own_lines(anchor)
+        loss_text = self.source.segment(loss)
+        if self.enabled:
+            scaler = self.reach(anchor, "the scaled backward")
+            text = f"{scaler}.scale({loss_text}).backward{arguments}"
+            self.forward_pass(anchor, loss, finding)
+        else:
+            atomic = isinstance(loss, (ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+            text = f"{loss_text if atomic else f'({loss_text})'}.backward{arguments}"
+        self.rewrite_with_comments(anchor, text, pivot=statement.end_lineno)
+        self.backward_statements.append(anchor)
+
+    def with_fallback(self, statement: ast.stmt, loss: ast.AST, arguments: str) -> ast.stmt:
+        """`if args.fp16: <with amp.scale_loss> else: loss.backward()` is one scaled backward
+        when the condition is the one amp.initialize was guarded by."""
+        site = self.places[id(statement)]
+        owner = site.owner
+        if not (isinstance(owner, ast.If) and owner.body == [statement] and len(owner.orelse) == 1):
+            return statement
+        other = owner.orelse[0]
+        call = other.value if isinstance(other, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward"
+                and self.source.segment(call.func.value) == self.source.segment(loss)
+                and self.source.text[self.source.span(call.func)[1]:self.source.span(call)[1]] == arguments):
+            raise Refused(f"the `else` of amp.scale_loss's `if` (line {owner.lineno}) does more than loss.backward()")
+        if ast.dump(owner.test) not in self.switches:
+            raise Refused(f"the `if` of the scaled backward (line {owner.lineno}) tests another condition than "
+                          "the one that enables apex")
+        return owner
+
+    def rewrite_with_comments(self, statement: ast.stmt, text: str, pivot: int) -> None:
+        """Replace a compound statement by one line of code, keeping its comments: those at the
+        end of its code lines at the end of the new one, those on lines of their own (and the
+        more deeply indented comment lines right after it, which were about its last block)
+        above the new line when they came before line `pivot`, below it otherwise."""
+        indent = self.indentation(statement)
+        start = self.source.line_start(statement.lineno)
+        last = statement.end_lineno
+        while last < len(self.source.lines) and self.source.line(last + 1).startswith(indent + " ") \
+                and self.source.line(last + 1).strip().startswith("#"):
+            last += 1
+        end = self.line_end(last)
+        above, trailing, below = [], [], []
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(self.source.text[start:end]).readline):
+                if token.type == tokenize.COMMENT:
+                    own_line = not token.line[:token.start[1]].strip()
+                    lineno = statement.lineno + token.start[0] - 1
+                    (trailing if not own_line else above if lineno < pivot else below).append(token.string)
+        except (tokenize.TokenError, SyntaxError):
+            raise Refused(f"the comments of line {statement.lineno} cannot be read") from None
+        newline = self.source.newline
+        lines = [indent + c for c in above] + [indent + text + "".join("  " + c for c in trailing)] + [
+            indent + c for c in below]
+        self.edits.append(TextEdit(start, end, newline.join(lines)))
+
+    def forward_pass(self, anchor: ast.stmt, loss: ast.AST, finding) -> None:
+        """Find the statements the loss depends on, from the first one that uses the model, in
+        the block of the backward or a block around it; they go under autocast (once every
+        backward is known, so that one forward pass of several losses is wrapped once)."""
+        model_roots = {name.split(".")[0] for name in self.models}
+        needed = _loads(loss) - model_roots
+        at = anchor
+        while True:  # the block of the backward, then the blocks around it (`if args.fp16:`, `with`)
+            site = self.places[id(at)]
+            dependencies, boundary = [], None
+            for statement in reversed(site.block[:site.index]):
+                if statement is self.init_statement:
+                    break
+                if _steps_or_backward(statement):  # an earlier step: a GAN's discriminator's
+                    boundary = boundary or statement
+                    continue
+                stored = _stores(statement) & needed
+                if stored:
+                    dependencies.append(statement)
+                    if isinstance(statement, (ast.Assign, ast.AnnAssign)):  # the value the loss reads: earlier
+                        needed -= stored  # ones of the name (a first forward pass) are not its
+                    needed |= _loads(statement) - model_roots
+            uses_model = [s for s in dependencies if self.uses_model(s)]
+            if uses_model:
+                break
+            if not isinstance(site.owner, (ast.If, ast.With, ast.AsyncWith, ast.Try)) or id(site.owner) not in \
+                    self.places or site.block is not getattr(site.owner, "body", None) and not isinstance(
+                    site.owner, ast.If):
+                raise Refused(f"the loss scaled on line {finding.line} is computed where the fix cannot see "
+                              "which statements are its forward pass (no call of the model before it in its function)")
+            at = site.owner
+        index = site.block.index
+        after = [s for s in uses_model if boundary is None or index(s) > index(boundary)]
+        first, last = (after or uses_model)[-1], dependencies[0]
+        if boundary is not None and index(first) < index(boundary) < index(last):
+            raise Refused(f"the forward pass of the loss scaled on line {finding.line} is interleaved with "
+                          f"another backward or step (line {boundary.lineno})")
+        self.forward_regions.append((site, index(first), index(last), finding))
+
+    def wrap_forward_passes(self) -> None:
+        """Each forward pass under autocast; those that overlap in a block (two losses of one
+        forward pass) as one."""
+        by_block: Dict[int, list] = {}
+        for region in self.forward_regions:
+            by_block.setdefault(id(region[0].block), []).append(region)
+        for regions in by_block.values():
+            regions.sort(key=lambda r: r[1])
+            merged = [list(regions[0])]
+            for region in regions[1:]:
+                if region[1] <= merged[-1][2]:
+                    merged[-1][2] = max(merged[-1][2], region[2])
+                else:
+                    merged.append(list(region))
+            for site, first_index, last_index, finding in merged:
+                self.wrap(site, site.block[first_index:last_index + 1], finding)
+
+    def wrap(self, site: _Site, region: List[ast.stmt], finding) -> None:
+        for statement in region:
+            if _steps_or_backward(statement):
+                raise Refused(f"the forward pass before line {finding.line} also steps or runs backward")
+            for node in ast.walk(statement):
+                if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
+                    raise Refused(f"the forward pass before line {finding.line} holds a multi-line string")
+        first, last = region[0], region[-1]
+        self.own_lines(first)
+        self.own_lines(last)
+        indent, unit = self.indentation(first), self.unit(site)
+        scaler = self.reach(first, "the forward pass")
+        torch = self.torch(finding)
+        enabled = f"enabled={scaler}.is_enabled()" if self.dynamic else ""
+        header = f"{indent}with {self.spelled('autocast', torch, enabled)}:{self.source.newline}"
+        start = self.source.line_start(first.lineno)
+        end = self.line_end(last.end_lineno)
+        lines = self.source.text[start:end].splitlines(True)
+        self.edits.append(TextEdit(start, end, header + "".join(
+            unit + line if line.strip() else line for line in lines)))
+
+    def uses_model(self, node: ast.AST, depth: int = 0) -> bool:
+        """The model is read, called through an attribute (`model.module(x)`), the module it is
+        a part of is called (`model(x)` runs the `model.top_model` apex was given), or a
+        function or method of this module that does (`self.batch_outputs(batch)`)."""
+        prefixes = tuple(name + "." for name in self.models)
+        owners = {".".join(parts[:end]) for parts in (name.split(".") for name in self.models)
+                  for end in range(1, len(parts))}
+        if self.models & set(_chains(node)):
+            return True
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call):
+                if (dotted_name(n.func) or "").startswith(prefixes) or dotted_name(n.func) in owners:
+                    return True
+                function = self.local_function(n) if depth < 2 else None
+                if function is not None and any(self.uses_model(s, depth + 1) for s in function.body):
+                    return True
+        return False
+
+    def model_wrappers(self) -> Set[str]:
+        """Names the models are wrapped or moved under (`self._pytorch_model = DDP(self.model)`,
+        `net = model.cuda()`): calling them runs the model."""
+        wrappers: Set[str] = set()
+        while True:
+            known = self.models | wrappers
+            for node in ast.walk(self.tree):
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and dotted_name(node.targets[0])):
+                    continue
+                value = node.value
+                wrapped = dotted_name(value) in known or isinstance(value, ast.Call) and (
+                    value.args and dotted_name(value.args[0]) in known
+                    and ("Parallel" in (dotted_name(value.func) or "") or dotted_name(value.func) == "DDP")
+                    or isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "cuda")
+                    and dotted_name(value.func.value) in known)
+                if wrapped:
+                    wrappers.add(dotted_name(node.targets[0]))
+            if wrappers <= known - self.models or not wrappers - known:
+                return wrappers - self.models
