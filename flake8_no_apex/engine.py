@@ -151,7 +151,7 @@ class Session:
             found = found + self._filtered(document.path, now.source,
                                            check_dependencies("setup.py", source_text, floors))
         return Analysis(document, now.source, found, floors,
-                        lambda: _planned(now) + [None] * (len(found) - len(now.findings)), now.hidden)
+                        lambda: _planned(now, document.path) + [None] * (len(found) - len(now.findings)), now.hidden)
 
     def _yaml(self, document: Document, floors: Floors) -> List[Finding]:
         from .dependency_files import check_conda, is_conda_environment
@@ -253,9 +253,9 @@ def _analysing() -> Iterator[None]:
         raise AnalysisError("cannot analyse: nested too deeply for Python's recursion limit") from None
 
 
-def _planned(now: Round) -> List[Optional[Plan]]:
+def _planned(now: Round, path: Path) -> List[Optional[Plan]]:
     with _analysing():  # plans are built later than the findings, and can meet the same limits
-        return now.plans()
+        return now.plans(path)
 
 
 def _syntax_check(document: Document, scopes: bool = False) -> None:

@@ -509,11 +509,13 @@ class Round:
                           self.checker.calls, self.checker.bound_names, self.checker.holder_strings,
                           self.checker.hints, self.findings)
 
-    def plans(self) -> List[Optional[Plan]]:
+    def plans(self, path: Optional[Path] = None) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check
         --output-format json` and the editor offer them: only plans whose result compiles, the
-        ones `fix` may apply (`fix_text` proves its plans the same way). Nothing is applied."""
+        ones `fix` may apply (`fix_text` proves its plans the same way). Nothing is applied.
+        `path`: the module's file, so that a plan can see the modules beside it."""
         ctx = self.context()
+        ctx.path = path
         planned: List[Optional[Plan]] = []
         used_before: Optional[Set[int]] = None
         for finding in self.findings:

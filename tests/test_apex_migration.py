@@ -1284,3 +1284,15 @@ def test_another_module_s_lines_in_a_refusal_stay_that_module_s(tmp_path):
     assert "engine.py would take the scaler and cannot migrate: amp._amp_state (line 12)" in \
         migration["train.py"]["reason"]
     assert migration["train.py"]["line"] == 31  # the initialization, in train.py as the run found it
+
+
+def test_a_plan_of_one_module_offered_by_check_or_an_editor_never_leaves_its_helpers_on_apex(tmp_path):
+    """check and the editor plan one module: where a module beside it would have to take the
+    scaler, no migration is offered there (fix over the project migrates them together)."""
+    from flake8_no_apex.engine import Document, Session
+
+    shutil.copytree(PROJECT, tmp_path / "project")
+    train = tmp_path / "project" / "train.py"
+    analysis = Session().analyse(Document(train, train.read_text()))
+    planned = {f.code: p for f, p in zip(analysis.findings, analysis.plans) if f.code in MIGRATED_CODES}
+    assert planned and all(p is None for p in planned.values()), planned

@@ -116,8 +116,12 @@ class AcrossScopes:
         passes the scaler (`do_train(..., scaler=scaler)`): the modules of those functions."""
         project, modules = self.ctx.project, set()
         self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}
-        if project is None or self.ctx.path is None:
+        if self.ctx.path is None:
             return modules
+        if project is None:  # one module planned alone (check, an editor): the modules beside it are not in it
+            from ..project import ProjectImports
+
+            project = ProjectImports([])
         me = Path(self.ctx.path).resolve()
         for node in self.tree.body:
             if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
