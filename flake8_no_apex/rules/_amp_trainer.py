@@ -60,7 +60,8 @@ class TrainerSubclasses:
     def drop_branch(self, branch: ast.If) -> None:
         """Delete the `if`/`elif` branch, keeping the branches after it: `if a: X elif b: Y`
         becomes `if b: Y`, `if a: X else: Y` becomes Y, an `elif a: X` line range goes."""
-        self.own_lines(branch) if not self.is_elif(branch) else None
+        if not self.is_elif(branch):
+            self.own_lines(branch)
         following = branch.orelse[0] if branch.orelse else None
         if following is not None and self.is_elif(following):
             clause = following.lineno
