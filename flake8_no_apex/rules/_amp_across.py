@@ -154,15 +154,7 @@ class AcrossScopes:
                         calls.append(call)
                 parameter = _helper_parameter(project, path)
                 for call in calls:
-                    scaler = self.reach(call, f"the call of {local}()")
-                    at = max((self.source.span(a)[1] for a in [*call.args, *call.keywords]), default=None)
-                    if at is None:
-                        at = open_paren(self.source, call)
-                        if at is None:
-                            raise Refused(f"the call of {local}() on line {call.lineno} is not one the fix can extend")
-                        self.edits.append(TextEdit(at, at, f"{parameter}={scaler}"))
-                    else:
-                        self.edits.append(TextEdit(at, at, f", {parameter}={scaler}"))
+                    self.add_keyword(call, f"{parameter}={self.reach(call, f'the call of {local}()')}", local)
                 self.helper_calls[(path, alias.name)] = calls
                 modules.add(path)
         return modules
@@ -307,21 +299,20 @@ class AcrossScopes:
             if self.ctx.exported(function.name):
                 raise Refused(f"{function.name}() would take the scaler as a parameter, and another module of the "
                               "run imports it: pass the scaler by hand")
-            last = arguments.args[-1]
-            default = arguments.defaults[-1] if arguments.defaults else None
-            end = max(self.source.span(last)[1], self.source.span(default)[1] if default else 0)
-            parameter = self.scaler.name + ("=None" if default else "")
-            self.edits.append(TextEdit(end, end, f", {parameter}"))
+            self.add_parameter(function, self.scaler.name)
             for call in calls:
-                listed = [*call.args, *call.keywords]
-                if listed:
-                    at = max(self.source.span(a)[1] for a in listed)
-                    self.edits.append(TextEdit(at, at, f", {self.scaler.name}={self.scaler.name}"))
-                else:
-                    at = open_paren(self.source, call)
-                    if at is None:
-                        raise Refused(f"the call of {function.name}() is not one the fix can extend")
-                    self.edits.append(TextEdit(at, at, f"{self.scaler.name}={self.scaler.name}"))
+                self.add_keyword(call, f"{self.scaler.name}={self.scaler.name}", function.name)
+
+    def add_keyword(self, call: ast.Call, keyword: str, name: str) -> None:
+        """`f(a, b)` becomes `f(a, b, scaler=scaler)`, `f()` `f(scaler=scaler)`."""
+        at = max((self.source.span(a)[1] for a in [*call.args, *call.keywords]), default=None)
+        if at is not None:
+            self.edits.append(TextEdit(at, at, f", {keyword}"))
+            return
+        at = open_paren(self.source, call)
+        if at is None:
+            raise Refused(f"the call of {name}() on line {call.lineno} is not one the fix can extend")
+        self.edits.append(TextEdit(at, at, keyword))
 
     def calls_of(self, function: ast.FunctionDef) -> List[ast.Call]:
         return [n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)

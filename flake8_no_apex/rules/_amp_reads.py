@@ -4,11 +4,17 @@ to the step (or the reason it cannot be)."""
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Tuple
+from typing import List, Optional, Set, Tuple
 
 from ..resolve import chain_root, dotted_name
 from ..table import TextEdit
 from ._amp_common import Refused, _GRAD_READERS, _loads, _pure, _stores
+
+
+def _calls_method(node: ast.AST, names: Set[str]) -> bool:
+    """`self.<one of names>(...)`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names \
+        and dotted_name(node.func.value) == "self"
 
 
 class StepsAndReads:
@@ -20,12 +26,9 @@ class StepsAndReads:
         """Every `optimizer.step()` of the functions that scale losses; and the gradient reads
         between the backward and the step see unscaled gradients, as they did with apex."""
         scopes = {id(self.scope_of(statement)) for statement in self.backward_statements}
-        if self.scaler_name.startswith("self."):  # and the methods that call a method that scales
-            scaling = {self.scope_of(statement).name for statement in self.backward_statements
-                       if isinstance(self.scope_of(statement), ast.FunctionDef)}
-            scopes |= {id(self.scope_of(n)) for n in ast.walk(self.scaler.home) if isinstance(n, ast.Call)
-                       and isinstance(n.func, ast.Attribute) and n.func.attr in scaling
-                       and dotted_name(n.func.value) == "self"}
+        scaling = self.scaling_methods()  # and the methods that call a method that scales
+        if scaling:
+            scopes |= {id(self.scope_of(n)) for n in ast.walk(self.scaler.home) if _calls_method(n, scaling)}
         steps = []
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step" \
@@ -104,11 +107,16 @@ class StepsAndReads:
     def runs_backward(self, statement: ast.stmt) -> bool:
         """The statement runs a scaled backward, itself or through a method of the class that
         holds the scaler (`self._training_step(...)`)."""
-        scaling = {self.scope_of(b).name for b in self.backward_statements
-                   if isinstance(self.scope_of(b), ast.FunctionDef)} if self.scaler_name.startswith("self.") else set()
-        return any(any(node is b for b in self.backward_statements) or isinstance(node, ast.Call) and isinstance(
-            node.func, ast.Attribute) and node.func.attr in scaling and dotted_name(node.func.value) == "self"
-            for node in ast.walk(statement))
+        scaling = self.scaling_methods()
+        return any(any(node is b for b in self.backward_statements) or _calls_method(node, scaling)
+                   for node in ast.walk(statement))
+
+    def scaling_methods(self) -> Set[str]:
+        """The methods of the class holding the scaler (`self.scaler`) that run a scaled backward."""
+        if not self.scaler_name.startswith("self."):
+            return set()
+        return {self.scope_of(b).name for b in self.backward_statements
+                if isinstance(self.scope_of(b), ast.FunctionDef)}
 
     def no_reads_before(self, anchor: ast.stmt, step: ast.stmt) -> List[Tuple[ast.stmt, List[str]]]:
         """From a scaled backward to the optimizer step (out of the backward's blocks, into the
