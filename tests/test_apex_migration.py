@@ -1296,3 +1296,17 @@ def test_a_plan_of_one_module_offered_by_check_or_an_editor_never_leaves_its_hel
     analysis = Session().analyse(Document(train, train.read_text()))
     planned = {f.code: p for f, p in zip(analysis.findings, analysis.plans) if f.code in MIGRATED_CODES}
     assert planned and all(p is None for p in planned.values()), planned
+
+
+def test_a_helper_module_is_found_by_what_its_names_resolve_to(tmp_path):
+    """checkpoints.py imports amp under another name: it still takes the scaler."""
+    shutil.copytree(PROJECT, tmp_path / "project")
+    checkpoints = tmp_path / "project" / "checkpoints.py"
+    text = checkpoints.read_text().replace("from apex import amp", "from apex import amp as mixed")
+    checkpoints.write_text(text.replace("amp.state_dict()", "mixed.state_dict()").replace(
+        "amp.load_state_dict(", "mixed.load_state_dict("))
+    migration = fix_project(tmp_path / "project")
+    assert {name: entry["status"] for name, entry in migration.items()} == dict.fromkeys(
+        ["checkpoints.py", "engine.py", "train.py"], "migrated")
+    train = (tmp_path / "project" / "train.py").read_text()
+    assert "save_checkpoint(path, model, optimizer, epoch, scaler=scaler)" in train

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set,
 from ..edits import open_paren
 from ..resolve import dotted_name
 from ..table import TextEdit
-from ._amp_common import Refused, _HELPER_USES, _SCALER_NAMES, _Scaler
+from ._amp_common import Refused, _HELPER_USES_NAMES, _SCALE_LOSS, _SCALER_NAMES, _Scaler
 
 if TYPE_CHECKING:
     from .apex_amp import _Migration
@@ -64,20 +64,38 @@ def _amp_tree(project, path: Path) -> Optional[ast.Module]:
     return project.memo[key]
 
 
+def _amp_uses(project, path: Path) -> Dict[str, Set[str]]:
+    """What each module-level function of a module of the run, as the run found it, uses of
+    apex's amp (`apex.amp.scale_loss`, `apex.amp.state_dict` ...), as the resolver reads it
+    (`from apex import amp as A` included), whatever codes, noqa comments and targets the run
+    fixes it with."""
+    from ..fixer import Round  # the fixer imports the rules: read when first planned
+
+    key = ("apex-amp-uses", Path(path).resolve())
+    if key not in project.memo:
+        tree, uses = _amp_tree(project, path), {}
+        if tree is not None:
+            functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+            now = Round.of(project.original(path) or "", project.planned_with(Path(path))[0], honour_noqa=False,
+                           tree=tree)
+            for finding in [*now.findings, *now.hidden]:
+                if finding.site.name.startswith("apex.amp."):
+                    for function in functions:
+                        if function.lineno <= finding.line <= function.end_lineno:
+                            uses.setdefault(function.name, set()).add(finding.site.name)
+        project.memo[key] = uses
+    return project.memo[key]
+
+
 def _amp_functions(project, path: Path) -> Set[str]:
-    """The module-level functions of a module of the run that use apex's amp (`amp.scale_loss`,
-    `amp.state_dict()` ...), as the run found it."""
-    tree = _amp_tree(project, path)
-    if tree is None:
-        return set()
-    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and any(
-        isinstance(n, ast.Attribute) and n.attr in _HELPER_USES and dotted_name(n.value) in ("amp", "apex.amp")
-        for n in ast.walk(node))}
+    """The module-level functions of a module of the run that scale losses or use apex's
+    state (`amp.scale_loss`, `amp.state_dict()` ...), as the run found it."""
+    return {name for name, used in _amp_uses(project, path).items() if used & set(_HELPER_USES_NAMES)}
 
 
 def _scales(project, path: Path) -> bool:
-    tree = _amp_tree(project, path)
-    return tree is not None and any(isinstance(n, ast.Attribute) and n.attr == "scale_loss" for n in ast.walk(tree))
+    """A module-level function of the module scales a loss with apex."""
+    return any(_SCALE_LOSS in used for used in _amp_uses(project, path).values())
 
 
 def _helper_parameter(project, path: Path) -> str:
