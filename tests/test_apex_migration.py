@@ -1310,3 +1310,15 @@ def test_a_helper_module_is_found_by_what_its_names_resolve_to(tmp_path):
         ["checkpoints.py", "engine.py", "train.py"], "migrated")
     train = (tmp_path / "project" / "train.py").read_text()
     assert "save_checkpoint(path, model, optimizer, epoch, scaler=scaler)" in train
+
+
+def test_a_noqa_left_use_through_import_apex_is_said_to_be_left():
+    check_refused("""\
+        import apex
+
+        model, optimizer = apex.amp.initialize(model, optimizer)
+        loss = model(x).sum()
+        with apex.amp.scale_loss(loss, optimizer) as scaled_loss:  # noqa: APX102
+            scaled_loss.backward()
+        optimizer.step()
+        """, "apex.amp.scale_loss (line 5) is left as it is (a noqa comment or an unselected code)")

@@ -364,7 +364,8 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
                     chain, node = use.id, parent
                     while isinstance(node, ast.Attribute):
                         chain, node = f"{chain}.{node.attr}", self.parents.get(id(node))
-                    if f"apex.amp.{chain.split('.')[1:2][0] if '.' in chain else ''}" in _HANDLED:
+                    qualified = qualname + chain[len(use.id):]  # `amp.scale_loss` or `apex.amp.scale_loss`
+                    if any(qualified == name or qualified.startswith(name + ".") for name in _HANDLED):
                         raise Refused(f"{chain} (line {use.lineno}) is left as it is (a noqa comment or an "
                                       "unselected code), so the module would still need apex")
                     if chain != use.id:
