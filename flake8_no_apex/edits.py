@@ -16,7 +16,7 @@ from functools import cached_property
 from itertools import accumulate
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
-from .resolve import walk
+from .resolve import dotted_name, walk
 from .table import TextEdit
 
 if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete syntax tree
@@ -311,6 +311,39 @@ def _whole_lines(source: Source, edit: TextEdit) -> TextEdit:
     if not before.strip() and (not after.strip() or after.lstrip().startswith("#")):
         return TextEdit(line_start, line_end, "")
     return edit
+
+
+_TELLING = ("print", "warn", "warning", "info", "debug", "error", "exception")
+
+
+def only_tells(statement: ast.stmt) -> bool:
+    """`print(...)`, `warnings.warn(...)`, `logger.warning(...)`: a statement that only says
+    something (in the handler of an import, that the module is missing)."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    name = dotted_name(call.func) if isinstance(call, ast.Call) else None
+    return bool(name) and name.rsplit(".", 1)[-1] in _TELLING
+
+
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def raising_guard(statement: ast.stmt) -> bool:
+    """`try: from torch.cuda.amp import autocast` / `except ImportError: raise ...`: a try of
+    imports alone whose every handler catches an import error and only raises or says so
+    (`warnings.warn("apex is unavailable")`). An import there
+    whose uses were rewritten can go (with the try, once it guards nothing): on every release the
+    fix targets the import succeeds, so no other branch ever ran."""
+    if not isinstance(statement, ast.Try) or statement.orelse or statement.finalbody:
+        return False
+    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in statement.body):
+        return False
+    for handler in statement.handlers:
+        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if not all(isinstance(c, ast.Name) and c.id in _IMPORT_ERRORS for c in caught):
+            return False
+        if not all(isinstance(s, ast.Raise) or only_tells(s) for s in handler.body):
+            return False
+    return bool(statement.handlers)
 
 
 def remove_statement(source: Source, statement: ast.stmt) -> TextEdit:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
-from .edits import Source, import_position, remove_element, remove_statement, replace, sorted_import_position
+from .edits import (Source, import_position, raising_guard, remove_element, remove_statement, replace,
+                    sorted_import_position)
 from .reparse import reparsed
 from .resolve import dotted_name, walk
 from .spellings import spell
@@ -286,27 +287,6 @@ def _in_try(tree: ast.Module) -> Dict[int, ast.stmt]:
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             inside.update((id(n), node) for stmt in node.body for n in walk(stmt))
     return inside
-
-
-_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
-
-
-def raising_guard(statement: ast.stmt) -> bool:
-    """`try: from torch.cuda.amp import autocast` / `except ImportError: raise ...`: a try of
-    imports alone whose every handler catches an import error and only raises. An import there
-    whose uses were rewritten can go (with the try, once it guards nothing): on every release the
-    fix targets the import succeeds, so no other branch ever ran."""
-    if not isinstance(statement, ast.Try) or statement.orelse or statement.finalbody:
-        return False
-    if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in statement.body):
-        return False
-    for handler in statement.handlers:
-        caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        if not all(isinstance(c, ast.Name) and c.id in _IMPORT_ERRORS for c in caught):
-            return False
-        if not all(isinstance(s, ast.Raise) for s in handler.body):
-            return False
-    return bool(statement.handlers)
 
 
 def _import_keys(checker: Checker, source: Source, origin: Callable[[int], int]

@@ -1161,24 +1161,113 @@ def test_a_use_apex_branch_outside_a_transformers_trainer_is_not_dropped():
                 loss.backward()"""), "amp.initialize is not called in this module")
 
 
-def test_a_script_with_a_native_amp_path_beside_apex_s_is_refused_with_that_reason():
-    check_refused("""\
-        import torch
+TWO_BACK_ENDS = """\
+    import torch
+    try:
         from apex import amp
+        from apex.contrib.sparsity import ASP
+        has_apex = True
+    except ImportError:
+        has_apex = False
 
-        scaler = None
-        if args.amp == "native":
-            scaler = torch.amp.GradScaler("cuda")
-        elif args.amp == "apex":
-            model, optimizer = amp.initialize(model, optimizer)
-        loss = model(x).sum()
-        if args.amp == "native":
-            scaler.scale(loss).backward()
-        elif args.amp == "apex":
+    use_amp = "apex" if args.apex_amp and has_apex else "native" if args.native_amp else None
+    scaler = None
+    if use_amp == "apex":
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+    elif use_amp == "native":
+        scaler = torch.amp.GradScaler("cuda")
+    if has_apex and use_amp != "native":
+        ASP.prune_trained_model(model, optimizer)
+    for x in loader:
+        with torch.autocast("cuda", enabled=use_amp == "native"):
+            loss = model(x).sum()
+        if use_amp == "apex":
             with amp.scale_loss(loss, optimizer) as scaled_loss:
                 scaled_loss.backward()
-        optimizer.step()
-        """, "the module also has a native AMP path (torch.amp.GradScaler on line 6) beside apex's")
+        elif use_amp == "native":
+            scaler.scale(loss).backward()
+        else:
+            loss.backward()
+        if use_amp == "native":
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+    """
+
+
+def test_two_back_ends_chosen_by_one_option_leave_apex_s_value_to_the_native_branches():
+    """Every branch that runs only with apex's value goes; every test of the native value admits
+    apex's: with it the code does what it did with "native", with any other value what it did.
+    The probe stays for the rest of apex it imports."""
+    check_migrated(TWO_BACK_ENDS, """\
+        import torch
+        try:
+            from apex.contrib.sparsity import ASP
+            has_apex = True
+        except ImportError:
+            has_apex = False
+
+        use_amp = "apex" if args.apex_amp and has_apex else "native" if args.native_amp else None
+        scaler = None
+        if use_amp in ("native", "apex"):
+            scaler = torch.amp.GradScaler("cuda")
+        if has_apex and use_amp not in ("native", "apex"):
+            ASP.prune_trained_model(model, optimizer)
+        for x in loader:
+            with torch.autocast("cuda", enabled=use_amp in ("native", "apex")):
+                loss = model(x).sum()
+            if use_amp in ("native", "apex"):
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            if use_amp in ("native", "apex"):
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
+        """)
+    notes = [note for _, note in migrate(TWO_BACK_ENDS).notes]
+    assert any('use_amp == "apex" now takes the native AMP branches of use_amp == "native" (apex\'s branches, '
+               "lines 11, 20, went)" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("scaler = None\n", "scaler = None\nprint(use_amp)\n",
+     "use_amp is read on line 11 other than compared with a string, so its value 'apex' cannot be made to "
+     "choose the native path"),
+    ('if use_amp == "native":\n        scaler.step', 'if use_amp == "fp32":\n        scaler.step',
+     "use_amp is compared with 'fp32', 'native' besides 'apex', so which value chooses it is not clear"),
+    ('    scaler = torch.amp.GradScaler("cuda")\n', '    pass\nscaler = torch.amp.GradScaler("cuda")\n',
+     "no native scaler is created in a branch chosen by use_amp == 'native'"),
+    ("        scaler.step(optimizer)\n", "        optimizer.step()\n",
+     "the native path's GradScaler (scaler) is never given .step(), so apex's choice would not train "
+     "correctly on it either"),
+    ("for x in loader:\n", "print(amp.master_params(optimizer))\nfor x in loader:\n",
+     "apex AMP on line 17 is not in a branch chosen by comparing one option with a string"),
+    ('use_amp == "apex"', 'use_amp == "mixed"',
+     "apex's branches are chosen by use_amp == 'mixed', a value that does not name apex"),
+    ("scaler = None\n", 'scaler = None\napex_chosen = use_amp == "apex"\n',
+     "use_amp is compared with 'apex' on line 11 other than to choose apex's branches"),
+])
+def test_two_back_ends_are_refused_where_apex_s_value_cannot_take_the_native_path(old, new, reason):
+    """Where the option is read other than compared, the native value is not one, the native
+    path does not train through its scaler, or apex is used outside apex's branches."""
+    before = textwrap.dedent(TWO_BACK_ENDS)
+    assert old in before
+    check_refused(before.replace(old, new), reason)
+
+
+def test_two_back_ends_are_refused_where_another_module_of_the_run_compares_the_option(tmp_path):
+    """`args.amp` may be read by a module of the run this one passes `args` to: its tests of
+    apex's value would still see apex's."""
+    (tmp_path / "train.py").write_text(textwrap.dedent(TWO_BACK_ENDS).replace("use_amp", "args.amp").replace(
+        'args.amp = "apex" if args.apex_amp and has_apex else "native" if args.native_amp else None\n', ""))
+    (tmp_path / "report.py").write_text('def report(args):\n    return "apex" if args.amp == "apex" else "torch"\n')
+    migration = fix_project(tmp_path)
+    assert migration["train.py"]["status"] == "refused"
+    assert "report.py compares args.amp with 'apex' (line 2): fix it with this module" in migration["train.py"][
+        "reason"], migration
 
 
 PARAMETERS = '(p for group in optimizer.param_groups for p in group["params"])'

@@ -184,7 +184,7 @@ class AcrossScopes:
         conditions that enable apex are the parameters those callers give them."""
         project, me = self.ctx.project, Path(self.ctx.path).resolve()
         functions: Dict[int, ast.FunctionDef] = {}
-        for finding in (f for found in uses.values() for f in found):
+        for finding in sorted((f for found in uses.values() for f in found), key=lambda f: (f.line, f.col)):
             function = self.scope_of(finding.site.node)
             while function is not None and self.parents.get(id(function)) is not self.tree:
                 function = self.scope_of(function)

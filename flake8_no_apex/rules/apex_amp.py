@@ -28,7 +28,7 @@ import ast
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
-from ..edits import Source, remove_statement
+from ..edits import Source, only_tells, raising_guard, remove_statement
 from ..resolve import chain_root, dotted_name
 from ..table import Grade, Plan, TextEdit, plan
 from ._amp_across import AcrossScopes, _analysed, _quoted, _scales, _shown
@@ -38,6 +38,7 @@ from ._amp_common import (
     _INITIALIZE_KEYWORDS, _LOAD_STATE_DICT, _MASTER_PARAMS, _NETWORK_TO_HALF, _NEVER, _OP_LISTS_NOTE, _REGISTRY,
     _SCALER_NAMES, _SCALE_LOSS, _STATE_DICT, _Scaler, _Site, _TO_PYTHON_FLOAT, _argument, _elements, _is_number,
     _literal, _loads, _number, _pure, _stores)
+from ._amp_dual import DualBackends
 from ._amp_forward import ForwardAndBackward
 from ._amp_reads import StepsAndReads
 from ._amp_trainer import TrainerSubclasses
@@ -62,7 +63,7 @@ def migrate_amp(ctx, finding) -> Optional[Plan]:
     return migration if migration is not None and id(finding.site.node) in covered else None
 
 
-class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclasses):
+class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclasses, DualBackends):
     def __init__(self, ctx, alone: bool = False):
         self.ctx = ctx
         self.source: Source = ctx.source
@@ -182,7 +183,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         # apex.amp if the module uses it (FP16_Optimizer code beside it stays as it is), else FP16_Optimizer
         amp = any(f.site.name.startswith("apex.amp.") for f in references)
         group = "apex.amp." if amp else "apex.fp16_utils."
-        uses: Dict[str, list] = {name: [] for name in _HANDLED if name.startswith(group)}
+        uses: Dict[str, list] = {name: [] for name in sorted(_HANDLED) if name.startswith(group)}
         for finding in references:
             site = finding.site
             if not site.name.startswith(group):
@@ -265,6 +266,8 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
     def migrate_amp(self, uses: Dict[str, list]) -> None:
         if not uses[_INITIALIZE] and self.drop_trainer_apex_branches(uses):
             return
+        if uses[_INITIALIZE] and self.drop_apex_backend(uses):
+            return
         if not uses[_INITIALIZE]:
             if self.ctx.project is None or self.ctx.path is None:
                 raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
@@ -297,12 +300,6 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
     def as_initializer(self, uses: Dict[str, list]) -> None:
         """The module that initializes apex: the scaler is created there, and handed to the
         functions of other modules of the run that scale losses or save apex's state."""
-        native = next((n for n in ast.walk(self.tree) if isinstance(n, ast.Attribute) and n.attr in (
-            "GradScaler", "NativeScaler") and (dotted_name(n) or "").startswith(("torch.", "timm."))), None)
-        if native is not None:
-            raise Refused(f"the module also has a native AMP path ({dotted_name(native)} on line {native.lineno}) "
-                          "beside apex's: make apex's choice take it and delete apex's branches by hand (dropping "
-                          "them alone would leave that choice without mixed precision, or without a backward)")
         models_only = [f for f in uses[_INITIALIZE] if self.without_optimizers(f.site.call)]
         training = [f for f in uses[_INITIALIZE] if f not in models_only]
         if not training:
@@ -347,8 +344,11 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         for finding in findings:
             binding = finding.site.binding
             qualname = getattr(binding, "qualname", None) or ""
-            if getattr(binding, "probed", False):
-                self.undo_probe(binding.statement)
+            statement = getattr(binding, "statement", None)
+            held = self.parents.get(id(statement)) if statement is not None else None
+            if getattr(binding, "probed", False) or isinstance(held, ast.Try) and (
+                    self.imports_amp(held) or not raising_guard(held)):
+                self.undo_probe(statement)  # else the fix's clean-up of imports takes amp out of the `try`
             for use in getattr(binding, "uses", ()):
                 if id(use) in handled:
                     continue
@@ -378,9 +378,26 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         probe = self.parents.get(id(statement))
         if self.flag_probe(probe) is not None:
             return  # undo_flag_probes' work
-        if not (isinstance(probe, ast.Try) and self.imports_amp(probe)):
+        if isinstance(probe, ast.Try) and self.imports_amp(probe):
+            self.undone.add(id(probe))
+        elif isinstance(probe, ast.Try) and self.imports_amp(statement) and self.probes_apex(probe):
+            self.undone.add(id(statement))  # the probe stays for the rest of apex it imports
+        else:
             raise Refused(f"the import of apex on line {statement.lineno} is in a `try` that does more than import it")
-        self.undone.add(id(probe))
+
+    @staticmethod
+    def probes_apex(probe: ast.Try) -> bool:
+        """`try: from apex import amp / from apex.parallel import DDP / has_apex = True / except
+        ImportError: has_apex = False`: imports of apex and constant flags, nothing else, so the
+        flag still says whether (the rest of) apex is installed without the import of amp."""
+        def quiet(s: ast.stmt) -> bool:
+            return isinstance(s, (ast.Pass, ast.Raise)) or only_tells(s) or isinstance(s, ast.Assign) and isinstance(
+                s.value, ast.Constant) and all(isinstance(t, ast.Name) for t in s.targets)
+        imports = [s for s in probe.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+        return not probe.orelse and not probe.finalbody and all(
+            (s.module or "").split(".")[0] == "apex" if isinstance(s, ast.ImportFrom)
+            else all(a.name.split(".")[0] == "apex" for a in s.names) for s in imports) and all(
+            quiet(s) for s in probe.body if s not in imports) and all(quiet(s) for h in probe.handlers for s in h.body)
 
     def undo_flag_probes(self) -> None:
         """`use_amp = True / try: from apex import amp / except: use_amp = False`, or the flag
@@ -826,7 +843,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
                         if isinstance(s, (ast.Import, ast.ImportFrom)) for a in s.names}
             fallbacks = all(isinstance(s, (ast.Raise, ast.Pass)) or isinstance(s, ast.Assign) and _literal(
                 s.value) is None and all(isinstance(t, ast.Name) and t.id in imported for t in s.targets)
-                for h in statement.handlers for s in h.body)
+                or only_tells(s) for h in statement.handlers for s in h.body)
             return fallbacks and not statement.orelse and not statement.finalbody and all(
                 self.imports_amp(s) for s in statement.body)
         return False
