@@ -1411,3 +1411,52 @@ def test_a_noqa_left_use_through_import_apex_is_said_to_be_left():
             scaled_loss.backward()
         optimizer.step()
         """, "apex.amp.scale_loss (line 5) is left as it is (a noqa comment or an unselected code)")
+
+
+def test_inputs_made_float16_for_a_forward_pass_left_out_of_autocast_are_refused():
+    """apex ran the model on float16 inputs everywhere (O2's float16 weights, O1's patched
+    functions): an evaluation loop that halves its inputs would raise on the float32 model."""
+    check_refused("""\
+        from apex import amp
+
+
+        def evaluate(model, loader):
+            with torch.no_grad():
+                for x, y in loader:
+                    if fp16:
+                        x = x.half()
+                    print((model(x) - y).abs().mean())
+
+
+        def main(model, optimizer, loader):
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2", enabled=fp16)
+            for x, y in loader:
+                loss = (model(x) - y).pow(2).mean()
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                optimizer.step()
+            evaluate(model, loader)
+        """, "a tensor is made float16 on line 8 (x.half()), and the forward passes in evaluate() stay out of "
+             "autocast")
+
+
+def test_inputs_made_float16_before_a_forward_pass_under_autocast_and_a_model_made_float16_migrate():
+    """Under autocast a float16 input is what the op casts to anyway; a model the program makes
+    float16 itself (pure float16 inference) keeps its float16 inputs."""
+    result = migrate("""\
+        from apex import amp
+
+
+        def main(model, optimizer, loader, infer):
+            if infer:
+                model = model.half()
+                return model(loader[0].half())
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+            for x, y in loader:
+                x = x.half()
+                loss = (model(x) - y).pow(2).mean()
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                optimizer.step()
+        """)
+    assert "scaler.scale(loss).backward()" in result.text, result.notes

@@ -41,6 +41,7 @@ _FIXED_SCALE = ("apex applied the steps whose gradients overflowed; the scaler k
                 "but skips such a step and halves it")
 _SCALER_NAMES = ("scaler", "grad_scaler", "amp_scaler")
 _GRAD_READERS = ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "master_params", "clip_master_grads")
+_FLOAT16 = ("torch.float16", "torch.half")
 NOT_MIGRATED = "apex AMP not migrated"
 
 

@@ -10,7 +10,7 @@ from typing import Dict, List, Set
 
 from ..resolve import dotted_name
 from ..table import TextEdit
-from ._amp_common import Refused, _Site, _argument, _chains, _elements, _literal, _loads, _steps_or_backward, _stores
+from ._amp_common import _FLOAT16, Refused, _Site, _argument, _chains, _elements, _literal, _loads, _steps_or_backward, _stores
 
 
 class ForwardAndBackward:
@@ -203,6 +203,30 @@ class ForwardAndBackward:
                 if function is not None and any(self.uses_model(s, depth + 1) for s in function.body):
                     return True
         return False
+
+    def refuse_float16_inputs_outside_autocast(self) -> None:
+        """`x = x.half()` in a function whose forward passes stay out of autocast (an evaluation
+        loop): apex ran the model on such tensors (O1 patched torch's functions everywhere, O2
+        made the weights float16); migrated, the model is float32 there and raises on them. A
+        model made float16 (`model.half()`, pure float16 inference) is the program's own choice."""
+        wrapped = {id(scope) for site, *_ in self.forward_regions for scope in [self.scope_of(site.statement)]}
+        models = self.models | self.model_wrappers()
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and (node.func.attr == "half" and not node.args
+                         or node.func.attr == "to" and any(dotted_name(a) in _FLOAT16 for a in [
+                             *node.args, *(k.value for k in node.keywords if k.arg == "dtype")]))):
+                continue
+            receiver = dotted_name(node.func.value) or ""
+            if any(receiver == m or receiver.startswith(m + ".") or m.startswith(receiver + ".") for m in models) \
+                    or id(self.statement_of(node)) in self.undone or id(self.scope_of(node)) in wrapped:
+                continue
+            scope = self.scope_of(node)
+            where = f"in {scope.name}()" if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else "there"
+            raise Refused(f"a tensor is made float16 on line {node.lineno} ({self.source.segment(node)}), and the "
+                          f"forward passes {where} stay out of autocast: apex ran the model on float16 inputs, the "
+                          "migrated model is float32 there and would raise on them; feed it float32 or run that "
+                          "code under autocast by hand")
 
     def model_wrappers(self) -> Set[str]:
         """Names the models are wrapped or moved under (`self._pytorch_model = DDP(self.model)`,

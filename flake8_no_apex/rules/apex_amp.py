@@ -277,6 +277,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         for finding in uses[_SCALE_LOSS]:
             self.scale_loss(finding)
         self.wrap_forward_passes()
+        self.refuse_float16_inputs_outside_autocast()
         if self.backward_statements:
             self.steps()
         else:  # the helpers scale and step; an optimizer stepped here would skip the scaler
