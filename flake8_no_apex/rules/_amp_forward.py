@@ -10,7 +10,8 @@ from typing import Dict, List, Set
 
 from ..resolve import dotted_name
 from ..table import TextEdit
-from ._amp_common import _FLOAT16, Refused, _Site, _argument, _chains, _elements, _literal, _loads, _steps_or_backward, _stores
+from ._amp_common import (
+    _FLOAT16, Refused, _Site, _argument, _chains, _elements, _literal, _loads, _steps_or_backward, _stores)
 
 
 class ForwardAndBackward:
