@@ -1436,8 +1436,7 @@ def test_inputs_made_float16_for_a_forward_pass_left_out_of_autocast_are_refused
                     scaled_loss.backward()
                 optimizer.step()
             evaluate(model, loader)
-        """, "a tensor is made float16 on line 8 (x.half()), and the forward passes in evaluate() stay out "
-        "of autocast")
+        """, "a tensor is made float16 on line 8 (x.half()), and the forward passes in evaluate() stay out of autocast")
 
 
 def test_inputs_made_float16_before_a_forward_pass_under_autocast_and_a_model_made_float16_migrate():
