@@ -1050,6 +1050,20 @@ def test_a_project_migrates_only_with_every_module_the_scaler_must_reach(tmp_pat
         assert (tmp_path / "project" / path.name).read_text() == path.read_text(), path.name
 
 
+def test_a_project_whose_main_module_star_imports_the_loop_keeps_every_module_on_apex(tmp_path):
+    """`from engine import *`: which of engine's functions main calls, and so which must take the
+    scaler, is not said by name; migrating main alone would leave engine scaling with apex
+    that nothing initializes."""
+    shutil.copytree(PROJECT, tmp_path / "project")
+    train = tmp_path / "project" / "train.py"
+    train.write_text(train.read_text().replace("from engine import do_train\n", "from engine import *\n"))
+    migration = fix_project(tmp_path / "project")
+    assert migration["train.py"]["status"] == "refused"
+    assert "do_train() of engine.py uses apex AMP and this module takes that module's names through `import *` " \
+           "(line 10): import the names it uses by name" in migration["train.py"]["reason"], migration
+    assert all(entry["status"] == "refused" for entry in migration.values()), migration
+
+
 def test_a_helper_that_cannot_migrate_keeps_the_whole_project_on_apex(tmp_path):
     shutil.copytree(PROJECT, tmp_path / "project")
     engine = tmp_path / "project" / "engine.py"

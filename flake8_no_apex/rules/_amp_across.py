@@ -142,10 +142,13 @@ class AcrossScopes:
             project = ProjectImports([])
         me = Path(self.ctx.path).resolve()
         for node in self.tree.body:
-            if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
+            if not isinstance(node, ast.ImportFrom):
                 continue
             module = "." * (node.level or 0) + (node.module or "")
             path = project.module_path(me, module)
+            if any(a.name == "*" for a in node.names):
+                self.refuse_star_import_of_helpers(node, project.module_file(me, module) or path)
+                continue
             if path is None:  # a module of the project this run leaves alone must not need the scaler
                 outside = project.module_file(me, module)
                 needing = sorted(a.name for a in node.names if outside and a.name in _amp_functions(project, outside))
@@ -176,6 +179,18 @@ class AcrossScopes:
                 self.helper_calls[(path, alias.name)] = calls
                 modules.add(path)
         return modules
+
+    def refuse_star_import_of_helpers(self, node: ast.ImportFrom, path: Optional[Path]) -> None:
+        """`from training import *` of a module of the project whose functions use apex AMP: which
+        of them this module calls (and so which must take the scaler) is not said by name."""
+        if path is None or Path(path).resolve() == Path(self.ctx.path).resolve():
+            return
+        functions = sorted(_amp_functions(self.ctx.project, path)) if self.ctx.project is not None else []
+        if functions:
+            raise Refused(f"{', '.join(f + '()' for f in functions)} of {_shown(path, self.ctx.path)} "
+                          f"{'use' if len(functions) > 1 else 'uses'} apex AMP and this module takes that "
+                          f"module's names through `import *` (line {node.lineno}): import the names it uses by "
+                          "name, so the scaler can be handed to them")
 
     def as_helper(self, uses: Dict[str, list]) -> None:
         """A module whose functions scale losses (or save apex's state) for another module of
