@@ -1473,3 +1473,19 @@ def test_inputs_made_float16_before_a_forward_pass_under_autocast_and_a_model_ma
                 optimizer.step()
         """)
     assert "scaler.scale(loss).backward()" in result.text, result.notes
+
+
+def test_a_loss_scaled_for_an_optimizer_given_as_a_parameter_is_refused_naming_the_parameter():
+    check_refused("""\
+        from apex import amp
+
+
+        class GAN:
+            def setup(self):
+                [self.g, self.d], [self.g_opt, self.d_opt] = amp.initialize([self.g, self.d], [self.g_opt, self.d_opt])
+
+            def backward(self, loss, optimizer):
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+                optimizer.step()
+        """, "amp.scale_loss (line 9) scales for optimizer, a parameter of backward()")

@@ -35,6 +35,14 @@ class ForwardAndBackward:
         loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
         if loss is None or not _elements(optimizer) or any(
                 dotted_name(o) not in self.optimizers for o in _elements(optimizer)):
+            function = self.scope_of(call)
+            parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} \
+                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
+            given = next((dotted_name(o) for o in _elements(optimizer) if dotted_name(o) in parameters), None)
+            if given is not None:
+                raise Refused(f"amp.scale_loss (line {finding.line}) scales for {given}, a parameter of "
+                              f"{function.name}(): which of amp.initialize's optimizers its callers give it is not "
+                              "followed")
             raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
         for keyword in call.keywords:
             if keyword.arg in ("loss", "optimizers", "loss_id"):
