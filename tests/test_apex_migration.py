@@ -1489,3 +1489,24 @@ def test_a_loss_scaled_for_an_optimizer_given_as_a_parameter_is_refused_naming_t
                     scaled_loss.backward()
                 optimizer.step()
         """, "amp.scale_loss (line 9) scales for optimizer, a parameter of backward()")
+
+
+def test_the_model_s_forward_passes_out_of_the_training_step_are_said_to_run_in_float32():
+    """apex ran every forward pass after amp.initialize in mixed precision (O1 patched torch's
+    functions, O2 made the weights float16); the evaluation the migration leaves out of autocast
+    now runs in float32, and the note says where."""
+    result = migrate("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        with torch.no_grad():
+            print(model(x_test))
+        """)
+    assert [note for _, note in result.notes] == [
+        "the model's other forward passes (line 10) stay out of autocast, so they run in float32: apex ran them "
+        "in mixed precision too; put them under autocast for its speed"]

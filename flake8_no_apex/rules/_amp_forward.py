@@ -213,6 +213,21 @@ class ForwardAndBackward:
                     return True
         return False
 
+    def note_forward_passes_left_in_float32(self) -> None:
+        """The models' calls outside the training step (evaluation) stay out of autocast: apex ran
+        them in mixed precision too (O1 patched torch's functions everywhere, O2 made the weights
+        float16), so they now run in float32: said, with their lines."""
+        wrapped = {id(n) for site, first, last, _ in self.forward_regions
+                   for statement in site.block[first:last + 1] for n in ast.walk(statement)}
+        models = self.models | self.model_wrappers()
+        lines = sorted({node.lineno for node in ast.walk(self.tree) if isinstance(node, ast.Call)
+                        and dotted_name(node.func) in models and id(node) not in wrapped})
+        if lines and self.forward_regions:
+            shown = ", ".join(map(str, lines[:3])) + (" ..." if len(lines) > 3 else "")
+            self.note(f"the model's other forward passes (line{'s' if len(lines) > 1 else ''} {shown}) stay out of "
+                      "autocast, so they run in float32: apex ran them in mixed precision too; put them under "
+                      "autocast for its speed")
+
     def refuse_float16_inputs_outside_autocast(self) -> None:
         """`x = x.half()` in a function whose forward passes stay out of autocast (an evaluation
         loop): apex ran the model on such tensors (O1 patched torch's functions everywhere, O2

@@ -278,6 +278,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
             self.scale_loss(finding)
         self.wrap_forward_passes()
         self.refuse_float16_inputs_outside_autocast()
+        self.note_forward_passes_left_in_float32()
         if self.backward_statements:
             self.steps()
         else:  # the helpers scale and step; an optimizer stepped here would skip the scaler
