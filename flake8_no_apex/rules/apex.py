@@ -60,13 +60,16 @@ MIGRATION_DOC = (
     "`scaler.scale(loss).backward()` (`delay_unscale=` goes: the scaler unscales the accumulated gradients "
     "once, at the step), each `optimizer.step()` `scaler.step(optimizer)`, and one `scaler.update()` follows "
     "the last step of each block. In a class the scaler is `self.scaler`; a module-level function that runs "
-    "the loop gets it as a parameter when only the initializing function calls it. `to_python_float(t)` "
-    "becomes `t.item()`. Where the shape differs (the loss comes from another module, gradients are read on "
-    "every micro-batch away from the step, `cast_model_outputs=`, apex's function registry, uses of apex.amp "
-    "the fix cannot rewrite), nothing is changed and `fix` names the blocker, file:line, in its migration "
-    "report (also `--output-format json`) and shows the recipe. apex O1 patched every forward pass of the "
-    "process (evaluation too); after the migration, code outside the training step runs in fp32 unless you "
-    "wrap it.")
+    "the loop gets it as a parameter when only the initializing function calls it, and the functions of "
+    "other modules of the run that scale or save apex's state take it as a parameter (all planned together). "
+    "A module with a native back end beside apex's, chosen by one option (`--amp apex|pytorch`), loses "
+    "apex's branches and apex's value takes the native ones. `to_python_float(t)` becomes `t.item()`. Where "
+    "the shape differs (gradients read on every micro-batch away from the step, `cast_model_outputs=`, "
+    "apex's decorators or internal state, tensors made float16 for a forward pass left out of autocast, a "
+    "helper reached through `import *` or as a value), nothing is changed and `fix` names the blocker, "
+    "file:line, in its migration report (also `--output-format json`) and shows the recipe. apex O1 patched "
+    "every forward pass of the process (evaluation too); after the migration, code outside the training "
+    "step runs in fp32 unless you wrap it (a note names its lines).")
 _MAINTAINED_DOC = (
     "These apex parts are still maintained, so this is not a deprecation: the code is off by "
     "default (flake8's extended default ignore) and meant for teams removing apex entirely. "
