@@ -28,7 +28,8 @@ ARGUMENTS = {"accumulation": ["--fp16"], "trainer": ["--fp16"], "fp16_optimizer"
              "micro_batch_clipping": ["--fp16", "--accumulation", "2"], "submodules": ["--amp"],
              "distillation": ["--fp16"], "setup_function": ["--fp16"],
              "training_step": ["--fp16"], "rescaling_trainer": ["--opt-level", "O1"],
-             "shared_forward": ["--fp16", "--loss-scale", "128"], "two_back_ends": ["--fp16"]}
+             "shared_forward": ["--fp16", "--loss-scale", "128"], "two_back_ends": ["--fp16"],
+             "loss_to_a_method": ["--fp16"]}
 
 
 def _migrated(script: Path) -> str:

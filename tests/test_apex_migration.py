@@ -1510,3 +1510,110 @@ def test_the_model_s_forward_passes_out_of_the_training_step_are_said_to_run_in_
     assert [note for _, note in result.notes] == [
         "the model's other forward passes (line 10) stay out of autocast, so they run in float32: apex ran them "
         "in mixed precision too; put them under autocast for its speed"]
+
+
+LOSS_TO_A_METHOD = """\
+    from apex import amp
+
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model, self.optimizer = amp.initialize(model, optimizer)
+
+        def optimize(self, loss):
+            with amp.scale_loss(loss, self.optimizer) as scaled_loss:
+                scaled_loss.backward()
+            self.optimizer.step()
+
+        def step(self, x, y):
+            loss = (self.model(x) - y).pow(2).mean()
+            self.optimize(loss)
+    """
+
+
+def test_a_loss_handed_to_the_method_that_scales_it_has_its_forward_pass_in_the_caller():
+    check_migrated(LOSS_TO_A_METHOD, """\
+        import torch
+
+
+        class Trainer:
+            def __init__(self, model, optimizer):
+                self.scaler = torch.amp.GradScaler("cuda")
+                self.model, self.optimizer = model, optimizer
+
+            def optimize(self, loss):
+                self.scaler.scale(loss).backward()
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+
+            def step(self, x, y):
+                with torch.amp.autocast("cuda"):
+                    loss = (self.model(x) - y).pow(2).mean()
+                self.optimize(loss)
+        """)
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    ("        self.optimize(loss)\n", "        self.optimize(loss)\n        hook = self.optimize\n",
+     "the loss scaled on line 9 is optimize()'s parameter, and optimize() is used on line 16 other than called"),
+    ("        self.optimize(loss)\n", "        self.optimize(loss=loss)\n        self.optimize(None)\n",
+     "the call of optimize() on line 16 does not give it the loss by name"),
+    ("        self.optimize(loss)\n", "        self.optimize(loss)\n        self.optimize(x)\n",
+     "the loss optimize() scales (line 9) is computed before the call on line 16 where the fix cannot see its "
+     "forward pass"),
+    ("        with amp.scale_loss(loss, self.optimizer)", "        loss = loss * 2\n"
+     "        with amp.scale_loss(loss, self.optimizer)",
+     "the loss scaled on line 10 is computed where the fix cannot see which statements are its forward pass"),
+])
+def test_a_loss_handed_to_a_method_is_refused_where_its_callers_are_not_all_seen(old, new, reason):
+    before = textwrap.dedent(LOSS_TO_A_METHOD)
+    assert old in before
+    check_refused(before.replace(old, new), reason)
+
+
+def test_a_loss_handed_to_a_module_level_function_that_scales_it_migrates_at_each_call():
+    result = migrate("""\
+        from apex import amp
+
+
+        def backward(loss):
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for x, y in loader:
+            out = model(x)
+            error = (out - y).pow(2).mean()
+            size = out.abs().mean()
+            backward(error)
+            backward(size)
+        """)
+    assert result.text.endswith("""\
+        scaler = torch.amp.GradScaler("cuda")
+        for x, y in loader:
+            with torch.amp.autocast("cuda"):
+                out = model(x)
+                error = (out - y).pow(2).mean()
+                size = out.abs().mean()
+            backward(error)
+            backward(size)
+        """.replace("        ", "", 1).replace("\n        ", "\n")), result.text
+
+
+def test_a_loss_computed_in_the_call_of_the_function_that_scales_it_is_refused():
+    check_refused("""\
+        from apex import amp
+
+
+        def backward(loss):
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for x, y in loader:
+            backward((model(x) - y).pow(2).mean())
+        """, "the call of backward() on line 12 does not give it the loss by name")

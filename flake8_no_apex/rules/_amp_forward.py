@@ -121,9 +121,69 @@ class ForwardAndBackward:
     def forward_pass(self, anchor: ast.stmt, loss: ast.AST, finding) -> None:
         """Find the statements the loss depends on, from the first one that uses the model, in
         the block of the backward or a block around it; they go under autocast (once every
-        backward is known, so that one forward pass of several losses is wrapped once)."""
+        backward is known, so that one forward pass of several losses is wrapped once). A loss
+        given to the function as a parameter (`def optimize(self, loss)`) is computed by its
+        callers: the forward pass before each call goes under autocast."""
         model_roots = {name.split(".")[0] for name in self.models}
-        needed = _loads(loss) - model_roots
+        found = self.forward_region(anchor, _loads(loss) - model_roots, finding)
+        if not isinstance(found, set):
+            self.forward_regions.append(found)
+            return
+        function = self.scope_of(anchor)
+        parameters = [a.arg for a in function.args.posonlyargs + function.args.args] if isinstance(
+            function, ast.FunctionDef) else []
+        given = [p for p in parameters if p in found]
+        if len(given) != 1 or found != {given[0]}:
+            raise Refused(f"the loss scaled on line {finding.line} is computed where the fix cannot see "
+                          "which statements are its forward pass (no call of the model before it in its function)")
+        self.scaling_functions.add(id(function))
+        for call in self.only_calls_of(function, f"the loss scaled on line {finding.line}"):
+            positional = parameters[1:] if isinstance(self.parents.get(id(function)), ast.ClassDef) else parameters
+            arguments = dict(zip(positional, call.args)) | {k.arg: k.value for k in call.keywords}
+            argument = arguments.get(given[0])
+            if not isinstance(argument, ast.Name):
+                raise Refused(f"the call of {function.name}() on line {call.lineno} does not give it the loss by "
+                              "name (computed in the call, it would stay out of autocast)")
+            region = self.forward_region(self.statement_of(call), _loads(argument) - model_roots, finding)
+            if isinstance(region, set):
+                raise Refused(f"the loss {function.name}() scales (line {finding.line}) is computed before the call "
+                              f"on line {call.lineno} where the fix cannot see its forward pass")
+            self.forward_regions.append(region)
+
+    def steps_or_backward(self, statement: ast.stmt) -> bool:
+        """The statement runs a backward pass or a step, itself or by calling a function of the
+        module that scales a loss it is given (`self.optimize(loss)`)."""
+        return _steps_or_backward(statement) or any(
+            isinstance(n, ast.Call) and id(self.local_function(n)) in self.scaling_functions
+            for n in ast.walk(statement))
+
+    def only_calls_of(self, function: ast.FunctionDef, what: str) -> List[ast.Call]:
+        """Every reference to a module-level function or a method of the class (`self.m`) is a
+        plain call of it in this module (no *args, no **kwargs)."""
+        owner = self.parents.get(id(function))
+        method = isinstance(owner, ast.ClassDef)
+        calls = []
+        for node in ast.walk(owner if method else self.tree):
+            reference = node.attr == function.name and dotted_name(node.value) == "self" if method and isinstance(
+                node, ast.Attribute) else not method and isinstance(node, ast.Name) and node.id == function.name
+            if not reference:
+                continue
+            call = self.parents.get(id(node))
+            if not (isinstance(call, ast.Call) and call.func is node) or any(
+                    isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                raise Refused(f"{what} is {function.name}()'s parameter, and {function.name}() is used on line "
+                              f"{node.lineno} other than called with its arguments listed")
+            calls.append(call)
+        if not calls or function.name in self.ctx.named_in_strings or (not method and self.ctx.exported(function.name)):
+            raise Refused(f"{what} is {function.name}()'s parameter, and {function.name}() is not called only "
+                          "in this module")
+        return calls
+
+    def forward_region(self, anchor: ast.stmt, needed: Set[str], finding):
+        """The forward pass before the anchor, as (site, first index, last index, finding); the
+        names still needed (a set) when the walk reaches the function's body without finding the
+        model."""
+        model_roots = {name.split(".")[0] for name in self.models}
         at = anchor
         while True:  # the block of the backward, then the blocks around it (`if args.fp16:`, `with`)
             site = self.places[id(at)]
@@ -131,7 +191,7 @@ class ForwardAndBackward:
             for statement in reversed(site.block[:site.index]):
                 if statement is self.init_statement:
                     break
-                if _steps_or_backward(statement):  # an earlier step: a GAN's discriminator's
+                if self.steps_or_backward(statement):  # an earlier step: a GAN's discriminator's
                     boundary = boundary or statement
                     continue
                 stored = _stores(statement) & needed
@@ -143,6 +203,8 @@ class ForwardAndBackward:
             uses_model = [s for s in dependencies if self.uses_model(s)]
             if uses_model:
                 break
+            if isinstance(site.owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and not dependencies:
+                return needed
             if not isinstance(site.owner, (ast.If, ast.With, ast.AsyncWith, ast.Try)) or id(site.owner) not in \
                     self.places or site.block is not getattr(site.owner, "body", None) and not isinstance(
                     site.owner, ast.If):
@@ -155,7 +217,7 @@ class ForwardAndBackward:
         if boundary is not None and index(first) < index(boundary) < index(last):
             raise Refused(f"the forward pass of the loss scaled on line {finding.line} is interleaved with "
                           f"another backward or step (line {boundary.lineno})")
-        self.forward_regions.append((site, index(first), index(last), finding))
+        return site, index(first), index(last), finding
 
     def wrap_forward_passes(self) -> None:
         """Each forward pass under autocast; those that overlap in a block (two losses of one
@@ -176,7 +238,7 @@ class ForwardAndBackward:
 
     def wrap(self, site: _Site, region: List[ast.stmt], finding) -> None:
         for statement in region:
-            if _steps_or_backward(statement):
+            if self.steps_or_backward(statement):
                 raise Refused(f"the forward pass before line {finding.line} also steps or runs backward")
             for node in ast.walk(statement):
                 if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:

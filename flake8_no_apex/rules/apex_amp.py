@@ -86,6 +86,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         self.covered: Set[int] = set()  # nodes that run after the scaler unscales, before a step
         self.released: Set[str] = set()  # names read in code the migration deletes
         self.forward_regions: list = []  # (site, first index, last index, finding) of each forward pass
+        self.scaling_functions: Set[int] = set()  # functions that scale a loss their callers give them
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
@@ -794,8 +795,10 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         argument each call of it passes (`use_fp16` is `args.fp16` in the caller that trains)."""
         self.switches.add(ast.dump(test))
         function = self.scope_of(statement)
-        if not (isinstance(test, ast.Name) and isinstance(function, ast.FunctionDef)
-                and self.parents.get(id(function)) is self.tree):
+        owner = self.parents.get(id(function))
+        if isinstance(test, ast.Name) and isinstance(function, ast.FunctionDef) and isinstance(owner, ast.ClassDef):
+            self.add_attribute_switch(test.id, function, owner)
+        if not (isinstance(test, ast.Name) and isinstance(function, ast.FunctionDef) and owner is self.tree):
             return
         positional = [a.arg for a in function.args.posonlyargs + function.args.args]
         for call in self.calls_of(function):
@@ -805,6 +808,23 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
                 argument = next((k.value for k in call.keywords if k.arg == test.id), None)
             if argument is not None and not isinstance(argument, ast.Starred):
                 self.switches.add(ast.dump(argument))
+
+    def add_attribute_switch(self, name: str, method: ast.FunctionDef, owner: ast.ClassDef) -> None:
+        """`self.fp16 = fp16` in the method whose parameter `fp16` enables apex: `self.fp16` enables
+        it too, where the class never assigns it otherwise."""
+        parameters = {a.arg for a in method.args.posonlyargs + method.args.args + method.args.kwonlyargs}
+        if name not in parameters:
+            return
+        kept = [n for n in method.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Attribute) and dotted_name(n.targets[0].value) == "self"
+                and isinstance(n.value, ast.Name) and n.value.id == name]
+        for statement in kept:
+            attribute = statement.targets[0].attr
+            stores = [n for n in ast.walk(owner) if isinstance(n, ast.Attribute) and n.attr == attribute
+                      and dotted_name(n.value) == "self" and not isinstance(n.ctx, ast.Load)]
+            if len(stores) == 1 and any(n is stores[0] for n in ast.walk(statement)):
+                self.switches.add(ast.dump(statement.targets[0].__class__(
+                    value=ast.Name(id="self", ctx=ast.Load()), attr=attribute, ctx=ast.Load())))
 
     def replace_statement(self, statement: ast.stmt, lines: List[str]) -> None:
         """Replace a statement by lines of code, or delete it (a block keeps a `pass`)."""
