@@ -1250,10 +1250,12 @@ def test_two_back_ends_chosen_by_one_option_leave_apex_s_value_to_the_native_bra
     ("scaler = None\n", "scaler = None\nprint(use_amp)\n",
      "use_amp is read on line 11 other than compared with a string, so its value 'apex' cannot be made to "
      "choose the native path"),
-    ('if use_amp == "native":\n        scaler.step', 'if use_amp == "fp32":\n        scaler.step',
-     "use_amp is compared with 'fp32', 'native' besides 'apex', so which value chooses it is not clear"),
+    ('    scaler = torch.amp.GradScaler("cuda")\n', '    scaler = torch.amp.GradScaler("cuda")\n'
+     'elif use_amp == "bf16":\n    scaler = torch.amp.GradScaler("cuda", enabled=False)\n',
+     "its scaler is created for use_amp == 'bf16' and 'native', so which value apex's choice should take is "
+     "not clear"),
     ('    scaler = torch.amp.GradScaler("cuda")\n', '    pass\nscaler = torch.amp.GradScaler("cuda")\n',
-     "no native scaler is created in a branch chosen by use_amp == 'native'"),
+     "no native scaler is created in a branch chosen by use_amp == a value"),
     ("        scaler.step(optimizer)\n", "        optimizer.step()\n",
      "the native path's GradScaler (scaler) is never given .step(), so apex's choice would not train "
      "correctly on it either"),

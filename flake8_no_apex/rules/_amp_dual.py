@@ -129,10 +129,11 @@ class DualBackends:
         return [n for n in ast.walk(self.tree) if isinstance(n, ast.If) and (option, value) in self.requires(n.test)]
 
     def native_value(self, option: str, apex: str, inside: set, natives: List[ast.AST]) -> list:
-        """The comparisons of the option with the one other value it is compared with (the native
-        back end's), outside apex's branches: (the comparison, ==, the constant); a native
-        scaler must be created in a branch it chooses."""
-        values, widened = set(), []
+        """The comparisons of the option with the native back end's value (the one whose branches
+        create the native scaler), outside apex's branches: (the comparison, ==, the constant).
+        Comparisons with other values (`"fp32"`) read the same for apex's value as for the native
+        one, so they stay."""
+        compared: Dict[str, list] = {}
         for node in ast.walk(self.tree):
             found = self.string_comparison(node)
             if found is None or found[0] != option or id(node) in inside:
@@ -140,18 +141,16 @@ class DualBackends:
             if found[2] == apex:
                 raise Refused(f"{option} is compared with {apex!r} on line {node.lineno} other than to choose "
                               "apex's branches: make apex's choice take the native path by hand")
-            values.add(found[2])
-            widened.append((node, found[1], found[3]))
-        if len(values) != 1:
-            raise Refused(f"the module also has a native AMP path (line {natives[0].lineno}), and {option} is compared "
-                          f"with {', '.join(map(repr, sorted(values))) or 'no other value'} besides {apex!r}, so "
-                          "which value chooses it is not clear: make apex's choice take it by hand")
-        value = values.pop()
-        if not any(self.chosen_by(n, option, value) for n in natives):
-            raise Refused(f"no native scaler is created in a branch chosen by {option} == {value!r}, so apex's "
-                          "choice would not get mixed precision from it")
+            compared.setdefault(found[2], []).append((node, found[1], found[3]))
+        choosing = sorted(value for value in compared if any(self.chosen_by(n, option, value) for n in natives))
+        if len(choosing) != 1:
+            raise Refused(f"the module also has a native AMP path (line {natives[0].lineno}), and "
+                          + (f"no native scaler is created in a branch chosen by {option} == a value"
+                             if not choosing else f"its scaler is created for {option} == "
+                             + " and ".join(map(repr, choosing)))
+                          + ", so which value apex's choice should take is not clear: make it take one by hand")
         self.refuse_unstepped_scaler(natives)
-        return widened
+        return compared[choosing[0]]
 
     def refuse_unstepped_scaler(self, natives: List[ast.AST]) -> None:
         """A GradScaler the native path creates is stepped and updated through (`scaler.step(o)`,
