@@ -1477,41 +1477,55 @@ def test_inputs_made_float16_before_a_forward_pass_under_autocast_and_a_model_ma
     assert "scaler.scale(loss).backward()" in result.text, result.notes
 
 
-def test_a_loss_scaled_for_an_optimizer_given_as_a_parameter_is_refused_naming_the_parameter():
-    check_refused("""\
-        from apex import amp
+GAN_UPDATE = """\
+    from apex import amp
 
 
-        class GAN:
-            def setup(self):
-                [self.g, self.d], [self.g_opt, self.d_opt] = amp.initialize([self.g, self.d], [self.g_opt, self.d_opt])
-
-            def backward(self, loss, optimizer):
-                with amp.scale_loss(loss, optimizer) as scaled_loss:
-                    scaled_loss.backward()
-                optimizer.step()
-        """, "amp.scale_loss (line 9) scales for optimizer, a parameter of backward()")
+    def update(loss, optimizer):
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
 
 
-def test_the_model_s_forward_passes_out_of_the_training_step_are_said_to_run_in_float32():
-    """apex ran every forward pass after amp.initialize in mixed precision (O1 patched torch's
-    functions, O2 made the weights float16); the evaluation the migration leaves out of autocast
-    now runs in float32, and the note says where."""
-    result = migrate("""\
-        from apex import amp
+    [netD, netG], [optD, optG] = amp.initialize([netD, netG], [optD, optG], num_losses=2)
+    for real, noise in loader:
+        fake = netG(noise)
+        errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+        update(errD, optD)
+        errG = criterion(netD(fake), ones)
+        update(errG, optG)
+    """
 
-        model, optimizer = amp.initialize(model, optimizer)
-        for x, y in loader:
-            loss = (model(x) - y).pow(2).mean()
-            with amp.scale_loss(loss, optimizer) as scaled_loss:
-                scaled_loss.backward()
-            optimizer.step()
-        with torch.no_grad():
-            print(model(x_test))
+
+def test_an_optimizer_given_as_a_parameter_is_amp_s_when_every_call_gives_one_of_its_optimizers():
+    """A GAN's `update(loss, optimizer)` called for D and G: the parameter stands for both, each
+    call's forward pass goes under autocast, and the scaler steps and updates for each."""
+    check_migrated(GAN_UPDATE, """\
+        import torch
+
+
+        def update(loss, optimizer):
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+
+
+        scaler = torch.amp.GradScaler("cuda")
+        for real, noise in loader:
+            with torch.amp.autocast("cuda"):
+                fake = netG(noise)
+                errD = criterion(netD(real), ones) + criterion(netD(fake.detach()), zeros)
+            update(errD, optD)
+            with torch.amp.autocast("cuda"):
+                errG = criterion(netD(fake), ones)
+            update(errG, optG)
         """)
-    assert [note for _, note in result.notes] == [
-        "the model's other forward passes (line 10) stay out of autocast, so they run in float32: apex ran them "
-        "in mixed precision too; put them under autocast for its speed"]
+
+
+def test_an_optimizer_given_as_a_parameter_is_refused_where_a_call_gives_another():
+    check_refused(textwrap.dedent(GAN_UPDATE) + "update(extra_loss, other_optimizer)\n",
+                  "amp.scale_loss (line 5) scales for optimizer, a parameter of update(), and the call on line 17 "
+                  "gives it another optimizer than amp.initialize's")
 
 
 LOSS_TO_A_METHOD = """\

@@ -33,16 +33,11 @@ class ForwardAndBackward:
                 and isinstance(backward.func.value, ast.Name) and backward.func.value.id == scaled.id):
             raise Refused(f"the body of amp.scale_loss (line {finding.line}) does more than scaled_loss.backward()")
         loss, optimizer = _argument(call, 0, "loss"), _argument(call, 1, "optimizers")
+        for element in _elements(optimizer):
+            if dotted_name(element) not in self.optimizers:
+                self.optimizer_parameter(element, call, finding)
         if loss is None or not _elements(optimizer) or any(
                 dotted_name(o) not in self.optimizers for o in _elements(optimizer)):
-            function = self.scope_of(call)
-            parameters = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs} \
-                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else set()
-            given = next((dotted_name(o) for o in _elements(optimizer) if dotted_name(o) in parameters), None)
-            if given is not None:
-                raise Refused(f"amp.scale_loss (line {finding.line}) scales for {given}, a parameter of "
-                              f"{function.name}(): which of amp.initialize's optimizers its callers give it is not "
-                              "followed")
             raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than amp.initialize's")
         for keyword in call.keywords:
             if keyword.arg in ("loss", "optimizers", "loss_id"):
@@ -57,6 +52,31 @@ class ForwardAndBackward:
             raise Refused(f"the loss of amp.scale_loss (line {finding.line}) is computed in the `with` itself")
         arguments = self.source.text[self.source.span(backward.func)[1]:self.source.span(backward)[1]]
         self.scaled_backward(statement, loss, arguments, finding)
+
+    def optimizer_parameter(self, element: ast.AST, call: ast.Call, finding) -> None:
+        """`def backward(loss, optimizer): with amp.scale_loss(loss, optimizer)`: the parameter is
+        one of amp.initialize's optimizers when every call of the function gives it one by name
+        (`backward(errD, optD)`, `self._backward(..., self.d_optimizer)`)."""
+        function = self.scope_of(call)
+        if not (isinstance(element, ast.Name) and isinstance(function, ast.FunctionDef)):
+            return
+        parameters = [a.arg for a in function.args.posonlyargs + function.args.args]
+        if element.id not in parameters:
+            return
+        what = f"the optimizer amp.scale_loss scales for on line {finding.line}"
+        method = isinstance(self.parents.get(id(function)), ast.ClassDef)
+        positional = parameters[1:] if method else parameters
+        for caller in self.only_calls_of(function, what):
+            given = dict(zip(positional, caller.args)) | {k.arg: k.value for k in caller.keywords}
+            if dotted_name(given.get(element.id)) not in self.optimizers:
+                raise Refused(f"amp.scale_loss (line {finding.line}) scales for {element.id}, a parameter of "
+                              f"{function.name}(), and the call on line {caller.lineno} gives it another optimizer "
+                              "than amp.initialize's")
+        if any(isinstance(n, ast.Name) and n.id == element.id and not isinstance(n.ctx, ast.Load)
+               for n in ast.walk(function)):
+            raise Refused(f"{function.name}() assigns its parameter {element.id}, the optimizer amp.scale_loss scales "
+                          f"for on line {finding.line}")
+        self.optimizers.add(element.id)
 
     def scaled_backward(self, statement: ast.stmt, loss: ast.AST, arguments: str, finding) -> None:
         """The statement that runs the scaled backward becomes `scaler.scale(loss).backward()`,
