@@ -178,3 +178,51 @@ def test_a_transformers_trainer_subclass_that_failed_on_5_x_trains_once_migrated
     assert after.error is None, after.describe()
     result = after.namespace["_result"]
     assert result["steps"] == 3 and math.isfinite(result["loss"])
+
+
+EVALUATES_ON_FLOAT16 = """\
+import torch
+from apex import amp
+
+
+def evaluate(model, batches, fp16):
+    outputs = []
+    with torch.no_grad():
+        for x in batches:
+            if fp16:
+                x = x.half()
+            outputs.append(model(x))
+    return outputs
+
+
+def main(fp16):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model, optimizer = amp.initialize(model, optimizer, opt_level="O2", enabled=fp16)
+    batches = [torch.randn(3, 4) for _ in range(2)]
+    for x in batches:
+        loss = model(x).pow(2).mean()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+    return model, evaluate(model, batches, fp16)
+"""
+
+
+def test_an_evaluation_on_float16_inputs_runs_under_autocast_once_migrated():
+    """apex ran the model on the float16 inputs an evaluation loop makes; the migrated float32
+    model raises on them outside autocast (real torch), and takes them under the autocast the
+    migration puts around that loop's forward passes (a CPU autocast and scaler here)."""
+    migrated = fix_text(EVALUATES_ON_FLOAT16, unsafe=True)
+    assert any("take tensors made float16 (line 10)" in note for _, note in migrated.notes), migrated.notes
+    on_cpu = migrated.text.replace('autocast("cuda"', 'autocast("cpu"').replace('GradScaler("cuda"', 'GradScaler("cpu"')
+    outcome = run(on_cpu, epilogue="_result = main(True)", name="evaluates_on_float16")
+    assert outcome.error is None, outcome.describe()
+    model, outputs = outcome.namespace["_result"]
+    assert all(o.dtype in (torch.float16, torch.bfloat16) for o in outputs)
+    with pytest.raises(RuntimeError):
+        model(torch.randn(3, 4).half())
+    plain = run(migrated.text, epilogue="_result = main(False)", name="evaluates_on_float16")
+    assert plain.error is None and all(o.dtype == torch.float32 for o in plain.namespace["_result"][1])

@@ -1429,10 +1429,12 @@ def test_a_noqa_left_use_through_import_apex_is_said_to_be_left():
         """, "apex.amp.scale_loss (line 5) is left as it is (a noqa comment or an unselected code)")
 
 
-def test_inputs_made_float16_for_a_forward_pass_left_out_of_autocast_are_refused():
+def test_the_forward_passes_of_a_function_that_makes_inputs_float16_go_under_autocast():
     """apex ran the model on float16 inputs everywhere (O2's float16 weights, O1's patched
-    functions): an evaluation loop that halves its inputs would raise on the float32 model."""
-    check_refused("""\
+    functions): an evaluation loop that halves its inputs would raise on the float32 model, so
+    its forward passes run under autocast too, the scaler handed on by the function that took it."""
+    before = """\
+        import torch
         from apex import amp
 
 
@@ -1442,17 +1444,98 @@ def test_inputs_made_float16_for_a_forward_pass_left_out_of_autocast_are_refused
                     if fp16:
                         x = x.half()
                     print((model(x) - y).abs().mean())
+            model.train()
 
 
-        def main(model, optimizer, loader):
-            model, optimizer = amp.initialize(model, optimizer, opt_level="O2", enabled=fp16)
+        def train(model, optimizer, loader):
             for x, y in loader:
                 loss = (model(x) - y).pow(2).mean()
                 with amp.scale_loss(loss, optimizer) as scaled_loss:
                     scaled_loss.backward()
                 optimizer.step()
-            evaluate(model, loader)
-        """, "a tensor is made float16 on line 8 (x.half()), and the forward passes in evaluate() stay out of autocast")
+                evaluate(model, loader)
+
+
+        def main(model, optimizer, loader):
+            model, optimizer = amp.initialize(model, optimizer, opt_level="O2", enabled=fp16)
+            train(model, optimizer, loader)
+        """
+    check_migrated(before, """\
+        import torch
+
+
+        def evaluate(model, loader, scaler):
+            with torch.no_grad():
+                for x, y in loader:
+                    if fp16:
+                        x = x.half()
+                    with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                        print((model(x) - y).abs().mean())
+            model.train()
+
+
+        def train(model, optimizer, loader, scaler):
+            for x, y in loader:
+                with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
+                    loss = (model(x) - y).pow(2).mean()
+                scaler.scale(loss).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                evaluate(model, loader, scaler=scaler)
+
+
+        def main(model, optimizer, loader):
+            scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+            train(model, optimizer, loader, scaler=scaler)
+        """)
+    assert any("the forward passes of evaluate() (line 10) take tensors made float16 (line 9)" in note
+               for _, note in migrate(before).notes)
+
+
+def test_module_level_forward_passes_on_float16_inputs_go_under_autocast():
+    check_migrated("""\
+        from apex import amp
+        model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+        x = x.half()
+        print(model(x))
+        for x, y in loader:
+            loss = (model(x) - y).pow(2).mean()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """, """\
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        x = x.half()
+        with torch.amp.autocast("cuda"):
+            print(model(x))
+        for x, y in loader:
+            with torch.amp.autocast("cuda"):
+                loss = (model(x) - y).pow(2).mean()
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """)
+
+
+@pytest.mark.parametrize("evaluation, reason", [
+    ("def evaluate(net, x):\n    return net(x.half())",
+     "a tensor is made float16 on line 4 (x.half()) for a model evaluate() does not call by name"),
+    ("def evaluate(model, x):\n    x = x.half()\n    for y in model(x):\n        print(y)",
+     "a tensor is made float16 on line 4 for the model, which line 5 runs in a statement that cannot be put "
+     "under autocast alone"),
+])
+def test_float16_inputs_the_fix_cannot_put_under_autocast_are_refused(evaluation, reason):
+    check_refused(f"""\
+from apex import amp
+model, optimizer = amp.initialize(model, optimizer, opt_level="O2")
+{evaluation}
+for x, y in loader:
+    loss = (model(x) - y).pow(2).mean()
+    with amp.scale_loss(loss, optimizer) as scaled_loss:
+        scaled_loss.backward()
+    optimizer.step()
+""", reason)
 
 
 def test_inputs_made_float16_before_a_forward_pass_under_autocast_and_a_model_made_float16_migrate():

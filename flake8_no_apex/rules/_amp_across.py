@@ -312,7 +312,9 @@ class AcrossScopes:
 
     def pass_scaler(self) -> None:
         """Hand the scaler to the module-level functions that use it, as a parameter: only
-        when every reference to such a function is a call from the initializing function."""
+        when every reference to such a function is a call from the initializing function, after
+        the scaler is created, or from another function handed it (`train()` calls `evaluate()`)."""
+        given = {id(f) for f in self.scaler.passed_to.values()}
         for function in self.scaler.passed_to.values():
             arguments = function.args
             if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.posonlyargs \
@@ -322,8 +324,9 @@ class AcrossScopes:
             for node in ast.walk(self.tree):
                 if isinstance(node, ast.Name) and node.id == function.name:
                     call = self.parents.get(id(node))
-                    if not (isinstance(call, ast.Call) and call.func is node
-                            and self.scaler.home in self.enclosing(call) and call.lineno > self.init_statement.lineno):
+                    if not (isinstance(call, ast.Call) and call.func is node and (
+                            self.scaler.home in self.enclosing(call) and call.lineno > self.init_statement.lineno
+                            or id(self.scope_of(call)) in given)):
                         raise Refused(f"{function.name}() is used elsewhere than after amp.initialize in "
                                       "the function that calls it: pass the scaler by hand")
                     calls.append(call)

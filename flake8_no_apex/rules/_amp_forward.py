@@ -13,6 +13,9 @@ from ..table import TextEdit
 from ._amp_common import (
     _FLOAT16, Refused, _Site, _argument, _chains, _elements, _literal, _loads, _steps_or_backward, _stores)
 
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef) + ((ast.Match,) if hasattr(ast, "Match") else ())
+
 
 class ForwardAndBackward:
     """The scaled backward of each `amp.scale_loss`, and its forward pass under autocast. A part of the
@@ -310,13 +313,19 @@ class ForwardAndBackward:
                       "autocast, so they run in float32: apex ran them in mixed precision too; put them under "
                       "autocast for its speed")
 
-    def refuse_float16_inputs_outside_autocast(self) -> None:
+    def autocast_float16_inputs(self, finding) -> None:
         """`x = x.half()` in a function whose forward passes stay out of autocast (an evaluation
-        loop): apex ran the model on such tensors (O1 patched torch's functions everywhere, O2
-        made the weights float16); migrated, the model is float32 there and raises on them. A
-        model made float16 (`model.half()`, pure float16 inference) is the program's own choice."""
-        wrapped = {id(scope) for site, *_ in self.forward_regions for scope in [self.scope_of(site.statement)]}
+        loop), or at module level: apex ran the model on such tensors (O1 patched torch's
+        functions everywhere, O2 made the weights float16); migrated, the model is float32 there
+        and would raise on them, so the forward passes there go under autocast too, which takes
+        float16 inputs (its ops cast them). A model made float16 (`model.half()`, pure float16
+        inference) is the program's own choice."""
+        in_regions = {id(n) for site, first, last, _ in self.forward_regions
+                      for statement in site.block[first:last + 1] for n in ast.walk(statement)}
+        wrapped = {id(scope) for site, *_ in self.forward_regions for scope in [self.scope_of(site.statement)]
+                   if scope is not None}
         models = self.models | self.model_wrappers()
+        casts: Dict[int, List[ast.Call]] = {}
         for node in ast.walk(self.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and (node.func.attr == "half" and not node.args
@@ -327,12 +336,44 @@ class ForwardAndBackward:
             if any(receiver == m or receiver.startswith(m + ".") or m.startswith(receiver + ".") for m in models) \
                     or id(self.statement_of(node)) in self.undone or id(self.scope_of(node)) in wrapped:
                 continue
-            scope = self.scope_of(node)
-            where = f"in {scope.name}()" if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else "there"
-            raise Refused(f"a tensor is made float16 on line {node.lineno} ({self.source.segment(node)}), and the "
-                          f"forward passes {where} stay out of autocast: apex ran the model on float16 inputs, the "
-                          "migrated model is float32 there and would raise on them; feed it float32 or run that "
-                          "code under autocast by hand")
+            casts.setdefault(id(self.scope_of(node)), []).append(node)
+        said, cast_lines, pass_lines = [], [], []
+        for calls in casts.values():
+            cast = calls[0]
+            scope = self.scope_of(cast)
+            passes = [s for s in ast.walk(scope or self.tree) if isinstance(s, ast.stmt) and id(s) not in in_regions
+                      and self.scope_of(s) is scope and self.calls_model(s, models)]
+            if not passes and scope is not None:
+                raise Refused(f"a tensor is made float16 on line {cast.lineno} ({self.source.segment(cast)}) for "
+                              f"a model {scope.name}() does not call by name: the migrated model is float32 and would "
+                              "raise on it outside autocast")
+            for statement in passes:
+                if isinstance(statement, _COMPOUND) or self.steps_or_backward(statement):
+                    raise Refused(f"a tensor is made float16 on line {cast.lineno} for the model, which line "
+                                  f"{statement.lineno} runs in a statement that cannot be put under autocast alone")
+                site = self.places[id(statement)]
+                self.forward_regions.append((site, site.index, site.index, finding))
+            if passes:
+                said.append(f"{scope.name}()" if scope is not None else "the module")
+                cast_lines += [c.lineno for c in calls]
+                pass_lines += [s.lineno for s in passes]
+        if said:
+            self.note(f"the forward passes of {' and '.join(said)} (line{'s' if len(pass_lines) > 1 else ''} "
+                      f"{', '.join(map(str, sorted(pass_lines)))}) take tensors made float16 (line"
+                      f"{'s' if len(cast_lines) > 1 else ''} {', '.join(map(str, sorted(cast_lines)))}), so they run "
+                      "under autocast too: apex ran the model on them, a float32 model takes them only under autocast")
+
+    def calls_model(self, statement: ast.stmt, models: Set[str]) -> bool:
+        """The statement itself (not a block inside it) runs a model: calls it, a name it is
+        wrapped under, the module it is a part of, or its `.module`/`.forward`."""
+        owners = {".".join(parts[:end]) for parts in (name.split(".") for name in models)
+                  for end in range(1, len(parts))}
+        runs = models | owners | {f"{m}.{attr}" for m in models for attr in ("module", "forward")}
+        heads = [statement] if not isinstance(statement, _COMPOUND) else [
+            getattr(statement, field) for field in ("test", "iter", "items", "subject") if hasattr(statement, field)]
+        return any(isinstance(n, ast.Call) and dotted_name(n.func) in runs
+                   for head in heads for part in (head if isinstance(head, list) else [head])
+                   for n in ast.walk(part))
 
     def model_wrappers(self) -> Set[str]:
         """Names the models are wrapped or moved under (`self._pytorch_model = DDP(self.model)`,

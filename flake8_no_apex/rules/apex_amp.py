@@ -277,8 +277,9 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
             self.as_initializer(uses)
         for finding in uses[_SCALE_LOSS]:
             self.scale_loss(finding)
+        if uses[_SCALE_LOSS]:
+            self.autocast_float16_inputs(uses[_SCALE_LOSS][0])
         self.wrap_forward_passes()
-        self.refuse_float16_inputs_outside_autocast()
         self.note_forward_passes_left_in_float32()
         if self.backward_statements:
             self.steps()
