@@ -745,11 +745,61 @@ def test_to_python_float_is_item():
         """)
 
 
-def test_gradients_clipped_on_every_micro_batch_move_to_the_step_with_their_condition():
+def test_torch_clipping_on_every_micro_batch_stays_there_given_the_scale():
+    """Between micro-batches the gradients stay scaled by the scale the step will unscale them
+    by: torch's clipping keeps its place (apex clipped there) with its threshold times the
+    scale, and a norm it returns is divided by it; value clipping returns nothing to divide."""
+    result = migrate("""\
+        import torch
+        from torch.nn.utils import clip_grad_norm_ as clip
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            if max_norm > 0:
+                n = torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), max_norm=m / 2)
+            clip(amp.master_params(optimizer), max_norm)
+            value = torch.nn.utils.clip_grad_value_(model.parameters(), 1)
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """)
+    params = '(p for group in optimizer.param_groups for p in group["params"])'
+    assert result.text == textwrap.dedent(f"""\
+        import torch
+        from torch.nn.utils import clip_grad_norm_ as clip
+
+        scaler = torch.amp.GradScaler("cuda")
+        for step, x in enumerate(loader):
+            with torch.amp.autocast("cuda"):
+                loss = model(x).sum() / accumulation
+            scaler.scale(loss).backward()
+            if max_norm > 0:
+                n = torch.nn.utils.clip_grad_norm_({params}, max_norm=(m / 2) * scaler.get_scale()) / scaler.get_scale()
+            clip({params}, max_norm * scaler.get_scale())
+            value = torch.nn.utils.clip_grad_value_(model.parameters(), 1 * scaler.get_scale())
+            if (step + 1) % accumulation == 0:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+        """)
+    assert [note for _, note in result.notes if "clipping" in note] == [
+        "the gradient clipping of lines 11, 12 and 13 runs after every micro-batch, as with apex; there the "
+        "gradients are still scaled, so it clips them at its threshold times the scale and divides the norm it "
+        "returns by it (scaler.get_scale() waits for the GPU)"]
+    assert "unscale_" not in result.text  # nothing reads the gradients unscaled
+
+
+def test_clipping_of_its_own_on_every_micro_batch_moves_to_the_step_with_its_condition():
     """apex unscaled on every backward, so a script could clip after each micro-batch; the
-    scaler unscales once, at the step: the clipping moves there, under the `if` it ran in."""
+    scaler unscales once, at the step: clipping the fix cannot give the scale (a project's
+    own function) moves there, under the `if` it ran in, with a note that it now clips once."""
     result = migrate("""\
         from apex import amp
+        from utils import clip_grad_norm_
 
         model, optimizer = amp.initialize(model, optimizer)
         for step, x in enumerate(loader):
@@ -758,7 +808,7 @@ def test_gradients_clipped_on_every_micro_batch_move_to_the_step_with_their_cond
                 with amp.scale_loss(loss, optimizer) as scaled_loss:
                     scaled_loss.backward()
                 if max_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(
+                    clip_grad_norm_(
                         amp.master_params(optimizer), max_norm)
             else:
                 loss.backward()
@@ -767,6 +817,7 @@ def test_gradients_clipped_on_every_micro_batch_move_to_the_step_with_their_cond
         """)
     assert result.text == textwrap.dedent("""\
         import torch
+        from utils import clip_grad_norm_
 
         scaler = torch.amp.GradScaler("cuda")
         for step, x in enumerate(loader):
@@ -780,12 +831,12 @@ def test_gradients_clipped_on_every_micro_batch_move_to_the_step_with_their_cond
                 scaler.unscale_(optimizer)
                 if fp16:
                     if max_norm > 0:
-                        torch.nn.utils.clip_grad_norm_(
+                        clip_grad_norm_(
                             (p for group in optimizer.param_groups for p in group["params"]), max_norm)
                 scaler.step(optimizer)
                 scaler.update()
         """)
-    assert any("the gradient clipping of line 9 ran after every backward" in note
+    assert any("the gradient clipping of line 10 ran after every backward" in note
                and "clips the accumulated gradients once per step instead of their running sum" in note
                for _, note in result.notes), result.notes
 

@@ -11,6 +11,17 @@ from ..table import TextEdit
 from ._amp_common import Refused, _GRAD_READERS, _loads, _pure, _stores
 
 
+_TORCH_CLIPPING = {f"torch.nn.utils{module}.{name}" for module in ("", ".clip_grad")
+                   for name in ("clip_grad_norm_", "clip_grad_norm", "clip_grad_value_")}
+
+
+def _threshold(call: ast.Call) -> Optional[ast.AST]:
+    """The max_norm (or clip_value) given to torch's clipping."""
+    if len(call.args) >= 2:
+        return call.args[1]
+    return next((k.value for k in call.keywords if k.arg in ("max_norm", "clip_value")), None)
+
+
 def _calls_method(node: ast.AST, names: Set[str]) -> bool:
     """`self.<one of names>(...)`."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in names \
@@ -136,8 +147,11 @@ class StepsAndReads:
                                       f"the optimizer step (line {step.lineno}) but away from the step: the scaler "
                                       "unscales them once, at the step (apex did on every backward), so there they "
                                       "are scaled")
+                    # on micro-batches torch's clipping stays, given the scale; the rest moves to the step
+                    in_place = [moved for moved, _ in pending if not every_time and self.torch_clipping(moved)]
+                    self.clip_scaled(in_place)
                     return [(moved, self.conditions_between(moved, owners[level:], step, between, every_time))
-                            for moved, level in pending]
+                            for moved, level in pending if moved not in in_place]
                 if id(statement) in self.covered:
                     continue  # read after the scaler unscales, on the way to the step
                 if self.reads_gradients(statement):
@@ -171,6 +185,73 @@ class StepsAndReads:
         return isinstance(call, ast.Call) and (name.startswith("clip_grad_") or "clip" in (
             dotted_name(call.func) or "").lower() and any(dotted_name(getattr(a, "func", None)) in (
                 "amp.master_params", "apex.amp.master_params") for a in call.args))
+
+    def torch_clipping(self, statement: ast.stmt) -> bool:
+        """torch's `clip_grad_norm_(...)`/`clip_grad_value_(...)`, alone, assigned to a name,
+        or under `if <condition>:`: clipping whose threshold can be given the scale."""
+        if isinstance(statement, ast.If):
+            return not statement.orelse and _pure(statement.test) and all(
+                self.torch_clipping(s) for s in statement.body)
+        simple = isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
+        call = statement.value if isinstance(statement, ast.Expr) or simple else None
+        return isinstance(call, ast.Call) and self.qualified(call.func) in _TORCH_CLIPPING \
+            and _threshold(call) is not None and not any(isinstance(a, ast.Starred) for a in call.args) \
+            and all(k.arg is not None for k in call.keywords)
+
+    def qualified(self, node: ast.AST) -> Optional[str]:
+        """The dotted name of what `node` names through this module's imports (`nn.utils.x` with
+        `from torch import nn`), None when an import binds its root otherwise somewhere else or
+        the module assigns it."""
+        root, rest = dotted_name(node), ""
+        if root is None:
+            return None
+        if "." in root:
+            root, rest = root.split(".", 1)
+            rest = "." + rest
+        if self.import_meanings is None:
+            meanings: dict = {}
+            for n in ast.walk(self.tree):
+                for alias in getattr(n, "names", []) if isinstance(n, (ast.Import, ast.ImportFrom)) else []:
+                    if isinstance(n, ast.ImportFrom):
+                        bound, meaning = alias.asname or alias.name, f"{n.module}.{alias.name}" if not n.level else None
+                    else:
+                        bound = alias.asname or alias.name.split(".")[0]
+                        meaning = alias.name if alias.asname else bound
+                    meanings.setdefault(bound, set()).add(meaning)
+            assigned = _stores(self.tree) | {n.name for n in ast.walk(self.tree) if isinstance(
+                n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            self.import_meanings = {name: next(iter(m)) for name, m in meanings.items()
+                                    if len(m) == 1 and None not in m and name not in assigned}
+        base = self.import_meanings.get(root)
+        return base + rest if base else None
+
+    def clip_scaled(self, statements: List[ast.stmt]) -> None:
+        """Clipping after a micro-batch's backward, where the gradients are scaled by the scale
+        the scaler will unscale them by at the step: its threshold times the scale clips them as
+        apex clipped the unscaled ones, and a norm it returns, divided by it, is theirs (the
+        scale changes only at update(), after the step)."""
+        calls = [(s, n) for statement in statements for s in (
+            statement.body if isinstance(statement, ast.If) else [statement]) for n in [s.value]]
+        for statement, call in calls:
+            scaler = self.reach(statement, "the gradient clipping")
+            threshold = _threshold(call)
+            text = self.source.segment(threshold)
+            atomic = isinstance(threshold, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant))
+            self.edits.append(TextEdit(*self.source.span(threshold),
+                                       f"{text if atomic else f'({text})'} * {scaler}.get_scale()"))
+            if isinstance(statement, ast.Assign) and self.qualified(call.func).endswith(("norm_", "norm")):
+                end = self.source.span(call)[1]
+                self.edits.append(TextEdit(end, end, f" / {scaler}.get_scale()"))
+        if calls:
+            lines = sorted({statement.lineno for statement, _ in calls})
+            where = f"line {lines[0]}" if len(lines) == 1 else \
+                f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
+            divided = any(isinstance(s, ast.Assign) and self.qualified(c.func).endswith(("norm_", "norm"))
+                          for s, c in calls)
+            self.note(f"the gradient clipping of {where} runs after every micro-batch, as with apex; there the "
+                      "gradients are still scaled, so it clips them at its threshold times the scale"
+                      f"{' and divides the norm it returns by it' if divided else ''} "
+                      "(scaler.get_scale() waits for the GPU)")
 
     def conditions_between(self, moved: ast.stmt, owners: List[ast.AST], step: ast.stmt,
                            between: List[ast.stmt], every_time: bool) -> List[str]:

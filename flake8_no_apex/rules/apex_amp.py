@@ -90,6 +90,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         self.switches: Set[str] = set()  # the conditions that enable apex (ast dumps): the scaler's
         self.undone: Set[int] = set()  # statements the migration deletes (converting the model to half)
         self.imports: Set[str] = set()
+        self.import_meanings: Optional[Dict[str, str]] = None  # what each imported name names (qualified)
         self.registrations: List[int] = []  # the lines that changed apex's op lists
         self.dropped: Set[int] = set()  # initializations of models without an optimizer, which go
         self.shared_by_methods = False  # the scaler is an attribute only because methods of a class share it

@@ -31,15 +31,13 @@ class Learner:
 
             if self.is_fp16:
                 scaler.scale(loss).backward()
+                torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), self.max_grad_norm * scaler.get_scale())
             else:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
 
             losses.append(loss.item())
             if (step + 1) % self.grad_accumulation_steps == 0:
-                scaler.unscale_(optimizer)
-                if self.is_fp16:
-                    torch.nn.utils.clip_grad_norm_((p for group in optimizer.param_groups for p in group["params"]), self.max_grad_norm)
                 scaler.step(optimizer)
                 scaler.update()
                 self.model.zero_grad()
