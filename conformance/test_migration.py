@@ -127,24 +127,25 @@ def test_migrated_script_runs_as_a_program(script, tmp_path):
 PROJECT = SCRIPTS / "project"
 
 
-def _trained_project(tmp_path, scaler_device: str):
+def _trained_project(tmp_path, scaler_device: str, project: Path = PROJECT, argv=("--fp16",)):
     """The project migrated by the real `fix` (all its modules in one run), trained from its
-    main module with the other modules importable."""
-    directory = tmp_path / f"project_{scaler_device}"
-    shutil.copytree(PROJECT, directory)
+    main module (train.py) with the other modules importable."""
+    directory = tmp_path / f"{project.name}_{scaler_device}"
+    shutil.copytree(project, directory)
     fixed = subprocess.run([sys.executable, "-m", "flake8_no_apex", "fix", "--unsafe-fixes", "."], cwd=directory,
                            capture_output=True, text=True, check=False)
-    assert "3 files migrated" in fixed.stderr + fixed.stdout, fixed.stderr
+    modules = sorted(path.stem for path in project.glob("*.py") if "from apex import" in path.read_text())
+    assert f"{len(modules)} files migrated" in fixed.stderr + fixed.stdout, fixed.stderr
     for path in directory.glob("*.py"):
         path.write_text(path.read_text().replace('GradScaler("cuda"', f'GradScaler("{scaler_device}"'))
     sys.path.insert(0, str(directory))
     try:
-        for name in ("engine", "checkpoints"):
+        for name in modules:
             sys.modules.pop(name, None)
-        return run((directory / "train.py").read_text(), epilogue="_result = main(['--fp16'])", name="project")
+        return run((directory / "train.py").read_text(), epilogue=f"_result = main({list(argv)!r})", name="project")
     finally:
         sys.path.remove(str(directory))
-        for name in ("engine", "checkpoints"):
+        for name in modules:
             sys.modules.pop(name, None)
 
 
@@ -162,6 +163,28 @@ def test_a_project_migrated_across_its_modules_trains_and_scales_as_torch_docume
     scaled = _trained_project(tmp_path, "cpu")
     assert scaled.error is None, scaled.describe()
     assert any(s.is_enabled() and s.get_scale() > 1 for s, _ in scaled.grad_scalers)
+    unscaled = result["model"].state_dict()
+    for name, value in scaled.namespace["_result"]["model"].state_dict().items():
+        torch.testing.assert_close(value, unscaled[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_a_trainer_class_scaling_for_another_module_s_initialize_trains_as_torch_documents(tmp_path):
+    """FARM's shape: the optimizer helper's amp.initialize goes, the Trainer creates its own
+    scaler, enabled by its `use_amp` (an opt level string, which autocast takes only as a
+    bool), and drives it through accumulation and clipping: every loss finite, each forward
+    pass under autocast, one step and update() per accumulated step, and with a scaling (CPU)
+    scaler the weights of unscaled training."""
+    trainer_project = SCRIPTS / "trainer_project"
+    outcome = _trained_project(tmp_path, "cuda", trainer_project, ["--amp", "O1"])
+    assert outcome.error is None, outcome.describe()
+    result = outcome.namespace["_result"]
+    assert len(result["losses"]) == result["steps"] and all(math.isfinite(x) for x in result["losses"])
+    assert len(outcome.entered_autocasts) == result["forward_passes"]
+    check_scaler_driven_as_documented(outcome)
+    assert [call for call, _ in outcome.scaler_calls].count("update") == result["optimizer_steps"] == 4
+    scaled = _trained_project(tmp_path, "cpu", trainer_project, ["--amp", "O1"])
+    assert scaled.error is None, scaled.describe()
+    assert all(s.is_enabled() and s.get_scale() > 1 for s, _ in scaled.grad_scalers)
     unscaled = result["model"].state_dict()
     for name, value in scaled.namespace["_result"]["model"].state_dict().items():
         torch.testing.assert_close(value, unscaled[name], rtol=1e-5, atol=1e-6, msg=name)

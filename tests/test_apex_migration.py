@@ -1139,6 +1139,90 @@ def test_a_helper_passed_around_as_a_value_keeps_the_project_on_apex(tmp_path):
     assert migration["engine.py"]["status"] == "refused"
 
 
+TRAINER_PROJECT = SCRIPTS / "trainer_project"
+
+
+def test_a_trainer_class_scaling_for_another_module_s_initialize_creates_its_own_scaler(tmp_path):
+    """A library's optimizer helper initializes apex and returns the model and optimizer to the
+    user, who hands them to the library's Trainer, which scales (FARM's shape): the Trainer
+    creates its scaler in __init__, enabled by the attribute its apex branches test; the
+    helper's amp.initialize goes, with a note naming the class."""
+    shutil.copytree(TRAINER_PROJECT, tmp_path / "project")
+    migration = fix_project(tmp_path / "project")
+    assert {name: entry["status"] for name, entry in migration.items()} == dict.fromkeys(
+        ["optimization.py", "trainer.py"], "migrated")
+    assert any("goes without a scaler in its place: Trainer of trainer.py, which scales the losses, creates its own"
+               in note for note in migration["optimization.py"]["notes"]), migration
+    for path in sorted(TRAINER_PROJECT.glob("*.py")):
+        fixed = (tmp_path / "project" / path.name).read_text()
+        assert fixed == (SCRIPTS / "fixed" / "trainer_project" / path.name).read_text(), path.name
+        assert pyflakes(fixed) <= pyflakes(path.read_text())
+        assert "amp." not in fixed.replace("torch.amp.", "")
+    assert fix_project(tmp_path / "project") == {}, "a second run changes nothing"
+
+
+@pytest.mark.parametrize("names, file, old, new, reason", [
+    (["trainer.py"], "trainer.py", "", "",
+     "amp.initialize is not called in this module, and Trainer scales losses with apex: fix it together with the "
+     "module that calls amp.initialize"),
+    (["optimization.py"], "optimization.py", "", "", "amp.scale_loss is not used in the module that calls "
+                                                     "amp.initialize"),
+    ([], "trainer.py", "        self.global_step = 0\n", "        self.global_step = 0\n\n    def half(self):\n"
+     "        self.use_amp = \"O1\"\n",
+     "Trainer scales its losses under self.use_amp, which its __init__ does not set once"),
+    ([], "trainer.py", "        self.model = model\n", "        self.model = model\n        self.log()\n",
+     "Trainer.__init__ calls a method (line 15) before it sets self.use_amp"),
+    ([], "trainer.py", "        if self.use_amp:\n            with amp", "        if self.use_amp or step:\n"
+     "            with amp", "Trainer scales its losses under other conditions than one attribute"),
+    ([], "optimization.py", "    model, optimizer = _init_amp(model, optimizer, use_amp)\n",
+     "    model, optimizer = _init_amp(model, optimizer, use_amp)\n    print(amp.state_dict())\n",
+     "amp.scale_loss is not used in the module that calls amp.initialize"),
+])
+def test_a_trainer_class_keeps_apex_without_its_initializing_module_or_an_exact_switch(
+        tmp_path, names, file, old, new, reason):
+    """The class's own scaler is exact only with the other module's amp.initialize gone, and
+    enabled by what its apex branches test, set once before any method could scale."""
+    shutil.copytree(TRAINER_PROJECT, tmp_path / "project")
+    changed = tmp_path / "project" / file
+    assert old in changed.read_text()
+    changed.write_text(changed.read_text().replace(old, new, 1))
+    migration = fix_project(tmp_path / "project", *names)
+    assert migration[file]["status"] == "refused" and reason in migration[file]["reason"], migration[file]
+    assert all(entry["status"] == "refused" for entry in migration.values()), migration
+    for path in TRAINER_PROJECT.glob("*.py"):
+        if path.name != file:
+            assert (tmp_path / "project" / path.name).read_text() == path.read_text(), path.name
+
+
+def test_a_probe_of_apex_holding_a_probe_of_another_part_loses_only_the_import_of_amp():
+    """FARM's `try: from apex import amp / try: from apex.parallel import ... except
+    AttributeError: ...`: without the import of amp, an ImportError still reaches the outer
+    handler, so its flag still says whether apex is installed."""
+    probe = """\
+        try:
+            from apex import amp
+            try:
+                from apex.parallel import convert_syncbn_model
+                HAS_PARALLEL = True
+            except {caught}:
+                HAS_PARALLEL = False
+            AMP_AVAILABLE = True
+        except ImportError:
+            AMP_AVAILABLE = False
+            HAS_PARALLEL = False
+
+        model, optimizer = amp.initialize(model, optimizer)
+        loss = model(x).sum()
+        with amp.scale_loss(loss, optimizer) as scaled_loss:
+            scaled_loss.backward()
+        optimizer.step()
+        """
+    result = migrate(probe.format(caught="AttributeError"))
+    assert "from apex import amp" not in result.text and "from apex.parallel import convert_syncbn_model" in result.text
+    assert "except AttributeError:" in result.text and "AMP_AVAILABLE = True" in result.text
+    check_refused(probe.format(caught="ImportError"), "the import of apex on line 2 is in a `try` that does more")
+
+
 def test_a_method_that_scales_for_another_runs_only_after_it_creates_the_scaler():
     source = (SCRIPTS / "training_step.py").read_text()
     reused = source.replace("        return losses, optimizer\n",
@@ -1711,7 +1795,7 @@ def test_a_loss_handed_to_the_method_that_scales_it_has_its_forward_pass_in_the_
     ("        self.optimize(loss)\n", "        self.optimize(loss)\n        self.optimize(x)\n",
      "the loss optimize() scales (line 9) is computed before the call on line 16 where the fix cannot see its "
      "forward pass"),
-    ("        with amp.scale_loss(loss, self.optimizer)", "        loss = loss * 2\n"
+    ("        with amp.scale_loss(loss, self.optimizer)", "        loss = loss + penalty(self)\n"
      "        with amp.scale_loss(loss, self.optimizer)",
      "the loss scaled on line 10 is computed where the fix cannot see which statements are its forward pass"),
 ])

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set,
 from ..edits import open_paren
 from ..resolve import dotted_name
 from ..table import TextEdit
-from ._amp_common import Refused, _HELPER_USES_NAMES, _SCALE_LOSS, _SCALER_NAMES, _Scaler
+from ._amp_common import (
+    Refused, _HELPER_USES_NAMES, _INITIALIZE, _SCALE_LOSS, _SCALER_NAMES, _Scaler, _argument, _elements, _pure)
 
 if TYPE_CHECKING:
     from .apex_amp import _Migration
@@ -73,18 +74,26 @@ def _amp_uses(project, path: Path) -> Dict[str, Set[str]]:
 
     key = ("apex-amp-uses", Path(path).resolve())
     if key not in project.memo:
-        tree, uses = _amp_tree(project, path), {}
+        tree, uses, everywhere = _amp_tree(project, path), {}, set()
         if tree is not None:
             functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
             now = Round.of(project.original(path) or "", project.planned_with(Path(path))[0], honour_noqa=False,
                            tree=tree)
             for finding in [*now.findings, *now.hidden]:
                 if finding.site.name.startswith("apex.amp."):
+                    everywhere.add(finding.site.name)
                     for function in functions:
                         if function.lineno <= finding.line <= function.end_lineno:
                             uses.setdefault(function.name, set()).add(finding.site.name)
         project.memo[key] = uses
+        project.memo[("apex-amp-names", Path(path).resolve())] = everywhere
     return project.memo[key]
+
+
+def _amp_names(project, path: Path) -> Set[str]:
+    """What a module of the run uses of apex's amp anywhere (`apex.amp.initialize` ...)."""
+    _amp_uses(project, path)
+    return project.memo[("apex-amp-names", Path(path).resolve())]
 
 
 def _amp_functions(project, path: Path) -> Set[str]:
@@ -373,3 +382,155 @@ class AcrossScopes:
                                   f"after amp.initialize in {creator.name}(), where the scaler would be created")
         if getattr(method, "name", "") in self.ctx.named_in_strings:
             raise Refused(f"{method.name}() is named in a string: pass the scaler by hand")
+
+    # a class that scales for an amp.initialize of another module --------------------------------
+    def as_class_of_its_own(self, uses: Dict[str, list]) -> bool:
+        """A class whose methods scale the losses of a model and optimizer it is given, apex
+        initialized by another module of the run that does not scale (a library's optimizer
+        helper, the model and optimizer reaching the class through the user's code): the class
+        creates its scaler in `__init__`, enabled by the condition of its apex branches
+        (`self.use_amp`), right after `__init__` sets it. False where the uses are not all in
+        one such class (the module's functions are then helpers of the module that initializes)."""
+        found = [f for found in uses.values() for f in found]
+        owners = {id(c): c for f in found for c in [self.top_level_class(f.site.node)]}
+        if not uses[_SCALE_LOSS] or len(owners) != 1 or None in owners.values():
+            return False
+        owner = next(iter(owners.values()))
+        init = next((s for s in owner.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None:
+            raise Refused(f"{owner.name} scales losses with apex and has no __init__ of its own, where its "
+                          "scaler would be created")
+        tests = set()
+        for finding in uses[_SCALE_LOSS]:
+            site = self.places[id(self.statement_of(finding.site.call))]
+            gated = isinstance(site.owner, ast.If) and site.block is site.owner.body
+            tests.add(ast.dump(site.owner.test) if gated else None)
+        switch = self.places[id(self.statement_of(uses[_SCALE_LOSS][0].site.call))].owner.test \
+            if None not in tests else None
+        if len(tests) != 1 or switch is not None and dotted_name(switch) is None:
+            raise Refused(f"{owner.name} scales its losses under other conditions than one attribute that "
+                          "enables apex, which its scaler could be enabled by")
+        after = self.switch_assignment(owner, init, switch) if switch is not None else None
+        index = init.body.index(after) + 1 if after is not None else int(_docstring(init))
+        for statement in init.body[:index]:
+            for node in ast.walk(statement):  # a method (a subclass's too) could scale before the scaler exists
+                if isinstance(node, ast.Call) and ((dotted_name(node.func) or "").startswith("self.")
+                                                   or dotted_name(node.func) == "super"):
+                    raise Refused(f"{owner.name}.__init__ calls a method (line {node.lineno}) before it sets "
+                                  f"{dotted_name(switch) if switch is not None else 'anything'}, where the scaler "
+                                  "would be created")
+        self.optimizers = set()
+        for finding in uses[_SCALE_LOSS]:
+            optimizer = _argument(finding.site.call, 1, "optimizers")
+            names = [dotted_name(o) for o in _elements(optimizer)] if optimizer is not None else []
+            if not names or not all(n and n.startswith("self.") and n.count(".") == 1 for n in names):
+                raise Refused(f"amp.scale_loss (line {finding.line}) scales for another optimizer than an "
+                              f"attribute of {owner.name}")
+            self.optimizers.update(names)
+        self.models = self.modules_trained_by(owner) - self.optimizers
+        if not self.models:
+            raise Refused(f"{owner.name} trains no attribute the fix can tell is a model (one whose parameters(), "
+                          "forward(), train() or eval() it calls)")
+        self.partner_initializer(owner)
+        attributes = {n.attr for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)}
+        name = next((n for n in _SCALER_NAMES if n not in attributes), None)
+        if name is None:
+            raise Refused("every attribute name the scaler could take is in use")
+        self.scaler_name, self.scaler = f"self.{name}", _Scaler(name, owner)
+        self.enabled, self.dynamic = True, switch is not None
+        if switch is not None:
+            self.switches.add(ast.dump(switch))
+        self.own_class = owner
+        self.init_statement, self.replaced = after, ast.Pass()
+        torch = self.torch(uses[_SCALE_LOSS][0])
+        # the attribute may hold anything an `if` takes (FARM's opt level "O1"); autocast takes a bool only
+        enabled = f"enabled=bool({self.source.segment(switch)})" if switch is not None else ""
+        before = index < len(init.body)  # the statement it goes before, else after __init__'s last
+        anchor = init.body[index] if before else init.body[-1]
+        self.own_lines(anchor)
+        at = self.source.line_start(anchor.lineno) if before else self.line_end(anchor.end_lineno)
+        line = f"{self.indentation(anchor)}{self.scaler_name} = {self.spelled('grad_scaler', torch, enabled)}"
+        self.edits.append(TextEdit(at, at, line + self.source.newline if before else self.source.newline + line))
+        self.note(f"{owner.name} creates its own scaler in __init__"
+                  + (f", enabled by {self.source.segment(switch)} as its apex branches were" if switch is not None
+                     else "")
+                  + ": apex took the opt level and loss scale of an amp.initialize elsewhere; the scaler's scale is "
+                  "dynamic (from 2**16) and the forward passes run under float16 autocast (apex's O1)")
+        return True
+
+    def top_level_class(self, node: ast.AST) -> Optional[ast.ClassDef]:
+        """The class of the module's body whose method runs the node, None outside one."""
+        chain = self.enclosing(node)
+        for index in range(1, len(chain) - 1):
+            if isinstance(chain[index], ast.ClassDef) and chain[index + 1] is self.tree:
+                return chain[index] if isinstance(chain[index - 1], ast.FunctionDef) else None
+        return None
+
+    def switch_assignment(self, owner: ast.ClassDef, init: ast.FunctionDef, switch: ast.AST) -> ast.stmt:
+        """`self.use_amp = use_amp` in __init__'s own body: the one place the class sets the switch."""
+        target = dotted_name(switch)
+        stores = [n for n in ast.walk(owner) if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load)
+                  and dotted_name(n) == target]
+        assignment = next((s for s in init.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                           and dotted_name(s.targets[0]) == target and _pure(s.value)), None)
+        if not (target.startswith("self.") and target.count(".") == 1 and assignment is not None
+                and len(stores) == 1 and stores[0] is assignment.targets[0]):
+            raise Refused(f"{owner.name} scales its losses under {target}, which its __init__ does not set once, "
+                          "by itself, before anything else could change it")
+        return assignment
+
+    def modules_trained_by(self, owner: ast.ClassDef) -> Set[str]:
+        """The attributes of self the class treats as torch modules: it calls their parameters(),
+        named_parameters(), forward(), train() or eval()."""
+        return {dotted_name(n.func.value) for n in ast.walk(owner) if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute) and n.func.attr in _MODULE_METHODS
+                and (dotted_name(n.func.value) or "").startswith("self.")
+                and dotted_name(n.func.value).count(".") == 1}
+
+    def partner_initializer(self, owner: ast.ClassDef) -> None:
+        """The amp.initialize of the models this class trains is in another module of the run,
+        which does not scale and so migrates by dropping it: without it, apex would still patch
+        the models under the native scaler (planned alone, for that module, this is not asked)."""
+        if self.alone:
+            return
+        project, me = self.ctx.project, Path(self.ctx.path).resolve()
+        partners, refusals = [], []
+        for path in project.paths:
+            text = project.original(path) or ""
+            if path == me or "initialize" not in text or "apex" not in text:
+                continue
+            local = _analysed(project, path, type(self))
+            if local.refused is not None and _INITIALIZE in _amp_names(project, path):
+                refusals.append((path, local.refused))
+            elif local.migration is not None and local.migration.scaled_elsewhere:
+                partners.append(path)
+        if refusals:
+            path, why = refusals[0]
+            raise Refused(f"{owner.name} scales for the amp.initialize of {_shown(path, me)}, which cannot migrate: "
+                          f"{_quoted(why)}")
+        if not partners:
+            raise Refused(f"amp.initialize is not called in this module, and {owner.name} scales losses with apex: "
+                          "fix it together with the module that calls amp.initialize (one that does not scale)")
+
+    def scaling_class_of_the_run(self) -> Optional[str]:
+        """A class of another module of the run that creates its own scaler (as_class_of_its_own),
+        as the user knows it (`Trainer of trainer.py`): the amp.initialize of a module that does
+        not scale is then that class's, and goes."""
+        project, me = self.ctx.project, Path(self.ctx.path).resolve() if self.ctx.path else None
+        if project is None or me is None:
+            return None
+        for path in project.paths:
+            text = project.original(path) or ""
+            if path != me and "scale_loss" in text and "class " in text:
+                local = _analysed(project, path, type(self))
+                if local.migration is not None and local.migration.own_class is not None:
+                    return f"{local.migration.own_class.name} of {_shown(path, me)}"
+        return None
+
+
+_MODULE_METHODS = ("parameters", "named_parameters", "forward", "train", "eval")
+
+
+def _docstring(function: ast.FunctionDef) -> bool:
+    first = function.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)

@@ -226,7 +226,11 @@ class ForwardAndBackward:
             uses_model = [s for s in dependencies if self.uses_model(s)]
             if uses_model:
                 break
-            if isinstance(site.owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and not dependencies:
+            if isinstance(site.owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and all(
+                    self.local_function(n) is not None for s in dependencies for n in ast.walk(s)
+                    if isinstance(n, ast.Call)):
+                # from the function's parameters, by arithmetic or this module's functions (which run
+                # no model: `loss = self.adjust_loss(loss)`): the forward passes are its callers'
                 return needed
             if not isinstance(site.owner, (ast.If, ast.With, ast.AsyncWith, ast.Try)) or id(site.owner) not in \
                     self.places or site.block is not getattr(site.owner, "body", None) and not isinstance(

@@ -46,6 +46,9 @@ from ._torch import torch_name
 
 __all__ = ["NOT_MIGRATED", "Refused", "migrate_amp"]
 
+# handlers that would take an ImportError a probe inside a probe of apex should let through
+_CATCHES_IMPORT_ERROR = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
 
 def migrate_amp(ctx, finding) -> Optional[Plan]:
     """The migration plan of the whole module, for each finding it covers (computed once per
@@ -97,6 +100,8 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         self.alone = alone  # planned for another module's plan: the modules it hands the scaler are not checked
         self.helper_functions: Dict[int, ast.FunctionDef] = {}  # (a helper module's) functions given the scaler
         self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}  # calls of other modules' such functions
+        self.own_class: Optional[ast.ClassDef] = None  # a class that creates its scaler, apex initialized elsewhere
+        self.scaled_elsewhere: Optional[str] = None  # that class (`Trainer of trainer.py`), where this does not scale
 
     def note(self, text: str) -> None:
         """What the user must know about the migration, said once."""
@@ -273,7 +278,8 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         if not uses[_INITIALIZE]:
             if self.ctx.project is None or self.ctx.path is None:
                 raise Refused("amp.initialize is not called in this module, so the scaler has no place to be created")
-            self.as_helper(uses)
+            if not self.as_class_of_its_own(uses):
+                self.as_helper(uses)
         else:
             self.as_initializer(uses)
         for finding in uses[_SCALE_LOSS]:
@@ -309,6 +315,10 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         training = [f for f in uses[_INITIALIZE] if f not in models_only]
         if not training:
             raise Refused("amp.initialize is given no optimizer in this module, so there is no training to migrate")
+        if not uses[_SCALE_LOSS] and all(not found for name, found in uses.items() if name != _INITIALIZE):
+            # a library's optimizer helper: a class of another module of the run scales (alone, for
+            # that class's plan, it is the one asking)
+            self.scaled_elsewhere = self.scaling_class_of_the_run()
         cast = [self.model_only(finding) for finding in models_only]
         again = self.reinitializations(training)
         training = [f for f in training if f not in again]
@@ -329,6 +339,14 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
             self.replace_statement(self.statement_of(finding.site.call), [])
         self.models |= self.model_wrappers()
         helpers = self.hand_scaler_to_helpers()
+        if self.scaled_elsewhere is not None:
+            if helpers:
+                raise Refused("amp.initialize is for both a class of another module that creates its own scaler "
+                              "and functions of other modules that would take this module's: pass it by hand")
+            self.note(f"amp.initialize (line {training[0].line}) goes without a scaler in its place: "
+                      f"{self.scaled_elsewhere}, which scales the losses, creates its own; every other "
+                      "amp.initialize of the models it trains must go too")
+            return
         if not uses[_SCALE_LOSS] and not any(_scales(self.ctx.project, path) for path in helpers):
             raise Refused("amp.scale_loss is not used in the module that calls amp.initialize"
                           + (" nor in the functions of the run it hands the scaler" if helpers else ""))
@@ -394,10 +412,14 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
     def probes_apex(probe: ast.Try) -> bool:
         """`try: from apex import amp / from apex.parallel import DDP / has_apex = True / except
         ImportError: has_apex = False`: imports of apex and constant flags, nothing else, so the
-        flag still says whether (the rest of) apex is installed without the import of amp."""
+        flag still says whether (the rest of) apex is installed without the import of amp. A
+        probe of a part of apex inside it (FARM's `try: from apex.parallel import ... except
+        AttributeError:`) lets an ImportError through to the outer handler: it is one of them."""
         def quiet(s: ast.stmt) -> bool:
             return isinstance(s, (ast.Pass, ast.Raise)) or only_tells(s) or isinstance(s, ast.Assign) and isinstance(
-                s.value, ast.Constant) and all(isinstance(t, ast.Name) for t in s.targets)
+                s.value, ast.Constant) and all(isinstance(t, ast.Name) for t in s.targets) or isinstance(
+                s, ast.Try) and _Migration.probes_apex(s) and all(
+                isinstance(h.type, ast.Name) and h.type.id not in _CATCHES_IMPORT_ERROR for h in s.handlers)
         imports = [s for s in probe.body if isinstance(s, (ast.Import, ast.ImportFrom))]
         return not probe.orelse and not probe.finalbody and all(
             (s.module or "").split(".")[0] == "apex" if isinstance(s, ast.ImportFrom)
@@ -772,7 +794,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         self.scaler = self.place_scaler(statement)
         torch = self.torch(finding) if self.enabled else "torch"
         created = [f"{self.scaler_name} = {self.spelled('grad_scaler', torch, keywords(conditions))}"] \
-            if self.enabled else []
+            if self.enabled and self.scaled_elsewhere is None else []
         if self.replaced is statement and guard is not None:  # before the `if`, which keeps its other work
             self.own_lines(guard)
             start = self.source.line_start(guard.lineno)
