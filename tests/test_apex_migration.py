@@ -120,7 +120,7 @@ def test_enabled_flag_and_renamed_results():
         import torch as th
 
         def fit(model, optimizer, loader, use_amp):
-            scaler = th.amp.GradScaler("cuda", enabled=use_amp)
+            scaler = th.amp.GradScaler("cuda", enabled=bool(use_amp))
             net, opt = model, optimizer
             for batch in loader:
                 with th.amp.autocast("cuda", enabled=scaler.is_enabled()):
@@ -219,7 +219,7 @@ def test_an_enabled_flag_also_stands_for_the_if_around_the_scaled_backward():
         import torch
 
         def train(args, model, optimizer, loader):
-            scaler = torch.amp.GradScaler("cuda", enabled=args.amp)
+            scaler = torch.amp.GradScaler("cuda", enabled=bool(args.amp))
             for x in loader:
                 with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
                     loss = model(x).sum()
@@ -325,7 +325,7 @@ def test_comments_of_the_rewritten_backward_stay_where_they_were():
         """\
         import torch
 
-        scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+        scaler = torch.amp.GradScaler("cuda", enabled=bool(fp16))
         for x in loader:
             with torch.amp.autocast("cuda", enabled=scaler.is_enabled()):
                 loss = model(x).sum()
@@ -682,7 +682,7 @@ def test_the_scaler_is_created_before_an_if_that_does_more_than_initialize():
         """\
         import torch
 
-        scaler = torch.amp.GradScaler("cuda", enabled=args.fp16)
+        scaler = torch.amp.GradScaler("cuda", enabled=bool(args.fp16))
         if args.fp16:
             model = DataParallel(model)
         else:
@@ -1620,7 +1620,7 @@ def test_the_forward_passes_of_a_function_that_makes_inputs_float16_go_under_aut
 
 
         def main(model, optimizer, loader):
-            scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+            scaler = torch.amp.GradScaler("cuda", enabled=bool(fp16))
             train(model, optimizer, loader, scaler=scaler)
         """)
     assert any("the forward passes of evaluate() (line 10) take tensors made float16 (line 9)" in note
@@ -1851,3 +1851,49 @@ def test_a_loss_computed_in_the_call_of_the_function_that_scales_it_is_refused()
         for x, y in loader:
             backward((model(x) - y).pow(2).mean())
         """, "the call of backward() on line 12 does not give it the loss by name")
+
+
+@pytest.mark.parametrize("flag, enabled", [
+    ('parser.add_argument("--fp16", action="store_true")', "args.fp16"),
+    ('parser.add_argument("--fp16", type=int, default=0)', "bool(args.fp16)"),
+    ('parser.add_argument("--half-precision", dest="fp16", action="store_true")', "args.fp16"),
+])
+def test_the_scaler_is_enabled_by_a_bool_as_autocast_requires(flag, enabled):
+    """autocast(enabled=scaler.is_enabled()) raises on anything but a bool (`--fp16 1` is an
+    int): a condition the module does not show to be a bool is written bool(...)."""
+    result = migrate(f"""\
+        import argparse
+        from apex import amp
+
+        parser = argparse.ArgumentParser()
+        {flag}
+        args = parser.parse_args()
+        if args.fp16:
+            model, optimizer = amp.initialize(model, optimizer)
+        loss = model(x).sum()
+        if args.fp16:
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+        else:
+            loss.backward()
+        optimizer.step()
+        """)
+    assert f'scaler = torch.amp.GradScaler("cuda", enabled={enabled})\n' in result.text, result.text
+
+
+@pytest.mark.parametrize("signature, enabled", [
+    ("fp16: bool", "fp16"), ("fp16=False", "fp16"), ("fp16", "bool(fp16)"), ("fp16: int = 0", "bool(fp16)"),
+])
+def test_a_parameter_enables_the_scaler_bare_only_when_declared_a_bool(signature, enabled):
+    result = migrate(f"""\
+        from apex import amp
+
+
+        def train(model, optimizer, x, {signature}):
+            model, optimizer = amp.initialize(model, optimizer, enabled={signature.split(":")[0].split("=")[0]})
+            loss = model(x).sum()
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            optimizer.step()
+        """)
+    assert f'scaler = torch.amp.GradScaler("cuda", enabled={enabled})\n' in result.text, result.text

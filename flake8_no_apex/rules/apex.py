@@ -51,7 +51,8 @@ _NATIVE_STEP = ("for x, y in loader:\n"
 MIGRATION_DOC = (
     "`fix --unsafe-fixes` migrates a module's apex AMP as a whole: `amp.initialize` becomes one GradScaler for every "
     "model, optimizer and loss it was given (`num_losses=` and `loss_id=` go), enabled by its `enabled=`, a "
-    "non-literal `opt_level` or the `if` guarding it (created before that `if` when it does more); O0 drops AMP; a "
+    "non-literal `opt_level` or the `if` guarding it (created before that `if` when it does more; `bool(...)` around "
+    "a condition the module does not show to be a bool, as autocast takes only a bool); O0 drops AMP; a "
     "fixed `loss_scale` becomes a scaler that starts there and never grows, one read at run time "
     "(`loss_scale=args.loss_scale`) chooses either schedule as apex did, `max_loss_scale=` and `min_loss_scale=` are "
     "noted (GradScaler has no ceiling or floor). The statements each scaled loss depends on, from the first one that "
@@ -356,7 +357,7 @@ RULES = [
              "enabled by the condition that guarded `amp.initialize`. " + MIGRATION_DOC),
         before=("from apex import amp\n\n\n"
                 "class Trainer:\n"
-                "    def __init__(self, model, optimizer, fp16, accumulation):\n"
+                "    def __init__(self, model, optimizer, fp16: bool, accumulation):\n"
                 "        self.model, self.optimizer = amp.initialize(model, optimizer, enabled=fp16)\n"
                 "        self.accumulation = accumulation\n\n"
                 "    def train_step(self, step, x, y):\n"
@@ -369,7 +370,7 @@ RULES = [
                 "            self.optimizer.zero_grad()\n"),
         after=("import torch\n\n\n"
                "class Trainer:\n"
-               "    def __init__(self, model, optimizer, fp16, accumulation):\n"
+               "    def __init__(self, model, optimizer, fp16: bool, accumulation):\n"
                "        self.scaler = torch.amp.GradScaler(\"cuda\", enabled=fp16)\n"
                "        self.model, self.optimizer = model, optimizer\n"
                "        self.accumulation = accumulation\n\n"

@@ -100,6 +100,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         self.alone = alone  # planned for another module's plan: the modules it hands the scaler are not checked
         self.helper_functions: Dict[int, ast.FunctionDef] = {}  # (a helper module's) functions given the scaler
         self.helper_calls: Dict[Tuple[Path, str], List[ast.Call]] = {}  # calls of other modules' such functions
+        self.flags: Optional[Set[str]] = None  # the module's argparse store_true/store_false dests
         self.own_class: Optional[ast.ClassDef] = None  # a class that creates its scaler, apex initialized elsewhere
         self.scaled_elsewhere: Optional[str] = None  # that class (`Trainer of trainer.py`), where this does not scale
 
@@ -784,6 +785,8 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
         self.dynamic = len(conditions) > 0
 
         def keywords(conditions: List[str]) -> str:
+            # autocast takes the scaler's is_enabled() and only a bool (`--fp16 1` is an int)
+            conditions = [c if self.evidently_bool(c) else f"bool({c})" for c in conditions]
             enabled = ["enabled=" + " and ".join(
                 f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions)]
             return ", ".join(scaler_keywords + (enabled if conditions else []))
@@ -813,6 +816,80 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
             self.replace_statement(statement, kept)
         else:
             self.replace_statement(self.replaced, created + kept)
+
+    def evidently_bool(self, condition: str, depth: int = 0) -> bool:
+        """The condition is a bool wherever it runs: a comparison, `not`, True/False, `and`/`or`
+        of such, an argparse flag of this module (`action="store_true"`), or a name or `self.`
+        attribute the module binds to such values only (parameters: annotated `bool` or
+        defaulting to True/False)."""
+        try:
+            node = ast.parse(condition.strip(), mode="eval").body
+        except SyntaxError:
+            return False
+        return self.bool_node(node, depth)
+
+    def bool_node(self, node: ast.AST, depth: int) -> bool:
+        if isinstance(node, ast.Compare) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return True
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, bool)
+        if isinstance(node, ast.BoolOp):
+            return all(self.bool_node(v, depth) for v in node.values)
+        if isinstance(node, ast.Call):
+            return dotted_name(node.func) in ("bool", "isinstance", "hasattr", "callable")
+        name = dotted_name(node)
+        if name is None or depth > 3:
+            return False
+        if isinstance(node, ast.Attribute) and node.attr in self.store_true_flags():
+            return True
+        values = self.values_bound_to(name)
+        return bool(values) and all(v is True or v is not None and self.bool_node(v, depth + 1) for v in values)
+
+    def store_true_flags(self) -> Set[str]:
+        """The dests of this module's `add_argument(..., action="store_true"/"store_false")`."""
+        if self.flags is None:
+            self.flags = set()
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "add_argument" and any(k.arg == "action" and _literal(
+                            k.value) in ("store_true", "store_false") for k in node.keywords):
+                    dest = next((_literal(k.value) for k in node.keywords if k.arg == "dest"), None)
+                    options = [_literal(a) for a in node.args if isinstance(_literal(a), str)]
+                    long = next((o for o in options if o.startswith("--")), options[0] if options else None)
+                    dest = dest if isinstance(dest, str) else long.lstrip("-").replace("-", "_") if long else None
+                    if dest:
+                        self.flags.add(dest)
+        return self.flags
+
+    def values_bound_to(self, name: str) -> list:
+        """What the module binds `name` (or `self.name`) to anywhere, any scope: the value nodes,
+        True for a parameter annotated `bool` or defaulting to a bool, None where unknown."""
+        values: list = []
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                arguments = node.args
+                positional = arguments.posonlyargs + arguments.args
+                defaults = dict(zip(map(id, positional[len(positional) - len(arguments.defaults):]),
+                                    arguments.defaults))
+                defaults.update({id(a): d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                                 if d is not None})
+                for arg in [*positional, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]:
+                    if arg is not None and arg.arg == name:
+                        evident = dotted_name(arg.annotation) == "bool" if arg.annotation is not None else \
+                            id(arg) in defaults and isinstance(_literal(defaults[id(arg)]), bool)
+                        values.append(True if evident else None)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.With,
+                                   ast.NamedExpr, ast.comprehension)):
+                targets = node.targets if isinstance(node, ast.Assign) else [
+                    i.optional_vars for i in node.items] if isinstance(node, ast.With) else [node.target]
+                for target in targets:
+                    if target is not None and any(dotted_name(t) == name for t in ast.walk(target)):
+                        single = isinstance(node, (ast.Assign, ast.AnnAssign)) and dotted_name(target) == name
+                        values.append(node.value if single and node.value is not None else None)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                    (a.asname or a.name.split(".")[0]) == name for a in node.names):
+                values.append(None)
+        return values
 
     def add_switch(self, test: ast.AST, statement: ast.stmt) -> None:
         """A condition that enables apex; a parameter of the initializing function also as the

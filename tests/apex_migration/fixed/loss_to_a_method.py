@@ -15,7 +15,7 @@ class Trainer:
         self.accumulate = accumulate
         self.clip = clip
         self.n_iter = 0
-        self.scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=bool(fp16))
 
     def optimize(self, loss):
         self.scaler.scale(loss).backward()

@@ -17,7 +17,7 @@ class Learner:
 
     def fit(self, batches, lr=0.05):
         optimizer = torch.optim.SGD(self.model.parameters(), lr=lr)
-        scaler = torch.amp.GradScaler("cuda", enabled=self.is_fp16 and (self.fp16_opt_level != "O0"))
+        scaler = torch.amp.GradScaler("cuda", enabled=bool(self.is_fp16) and (self.fp16_opt_level != "O0"))
 
         losses = []
         self.model.zero_grad()

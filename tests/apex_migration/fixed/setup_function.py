@@ -10,7 +10,7 @@ def init_optimizer_and_amp(model, learning_rate, loss_scale, num_train_optimizat
     optimizer, scheduler = None, None
     if num_train_optimization_steps is not None:
         optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
-    scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16 if loss_scale == 0 else float(loss_scale), growth_interval=2000 if loss_scale == 0 else 2**31 - 1, enabled=use_fp16)
+    scaler = torch.amp.GradScaler("cuda", init_scale=2.0**16 if loss_scale == 0 else float(loss_scale), growth_interval=2000 if loss_scale == 0 else 2**31 - 1, enabled=bool(use_fp16))
     if use_fp16:
         amp_inits = model if optimizer is None else (model, optimizer)
         model, optimizer = (amp_inits

@@ -8,7 +8,7 @@ from torch import nn
 
 class Trainer:
     def __init__(self, model, optimizer, fp16, accumulation):
-        self.scaler = torch.amp.GradScaler("cuda", enabled=fp16)
+        self.scaler = torch.amp.GradScaler("cuda", enabled=bool(fp16))
         self.model, self.optimizer = model, optimizer
         self.accumulation = accumulation
         self.losses = []
