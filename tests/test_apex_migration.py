@@ -1897,3 +1897,99 @@ def test_a_parameter_enables_the_scaler_bare_only_when_declared_a_bool(signature
             optimizer.step()
         """)
     assert f'scaler = torch.amp.GradScaler("cuda", enabled={enabled})\n' in result.text, result.text
+
+
+def _norm_in_another_module(directory: Path, root: str = "    return total ** (1.0 / norm_type)\n") -> Path:
+    """norm_after_micro_batches.py with its gradient_norm() in utils.py (Swin's get_grad_norm)."""
+    directory.mkdir()
+    text = (SCRIPTS / "norm_after_micro_batches.py").read_text()
+    start, end = text.index("def gradient_norm("), text.index("def train_one_epoch(")
+    function = text[start:end].replace("    return total ** (1.0 / norm_type)\n", root)
+    (directory / "utils.py").write_text(f"import torch\n\n\n{function}")
+    train = text[:start] + text[end:]
+    (directory / "train.py").write_text(train.replace("from torch import nn\n", "from torch import nn\n\n"
+                                                      "from utils import gradient_norm\n"))
+    return directory
+
+
+def test_a_norm_of_the_gradients_from_another_module_is_divided_by_the_scale_between_micro_batches(tmp_path):
+    directory = _norm_in_another_module(tmp_path / "project")
+    migration = fix_project(directory)
+    assert migration["train.py"]["status"] == "migrated", migration
+    assert f"norm = gradient_norm({PARAMETERS}) / scaler.get_scale()\n" in (directory / "train.py").read_text()
+    assert any("the gradient norm of line 30 is read after every micro-batch" in note
+               for note in migration["train.py"]["notes"]), migration
+    assert "utils.py" not in migration  # it reads gradients and knows nothing of apex: it stays as it was
+
+
+def test_a_function_of_the_gradients_that_is_not_a_norm_keeps_the_script_on_apex(tmp_path):
+    directory = _norm_in_another_module(tmp_path / "project", root="    return total\n")
+    migration = fix_project(directory)
+    assert migration["train.py"]["status"] == "refused"
+    assert "gradients are read on line 27, between the scaled backward and the optimizer step" in \
+        migration["train.py"]["reason"], migration
+
+
+def test_norms_and_clipping_in_every_branch_of_an_elif_chain_are_given_the_scale():
+    check_migrated("""\
+        import torch
+        from apex import amp
+
+        def norm_of(parameters):
+            return sum([p.grad.norm() for p in parameters])
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            if mode == 1:
+                n = torch.nn.utils.clip_grad_norm_(amp.master_params(optimizer), 1.0)
+            elif mode == 2:
+                n = norm_of(amp.master_params(optimizer))
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+        """, f"""\
+        import torch
+
+        def norm_of(parameters):
+            return sum([p.grad.norm() for p in parameters])
+
+        scaler = torch.amp.GradScaler("cuda")
+        for step, x in enumerate(loader):
+            with torch.amp.autocast("cuda"):
+                loss = model(x).sum() / accumulation
+            scaler.scale(loss).backward()
+            if mode == 1:
+                n = torch.nn.utils.clip_grad_norm_({PARAMETERS}, 1.0 * scaler.get_scale()) / scaler.get_scale()
+            elif mode == 2:
+                n = norm_of({PARAMETERS}) / scaler.get_scale()
+            if (step + 1) % accumulation == 0:
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad()
+        """)
+
+
+@pytest.mark.parametrize("rebinding", [
+    "def train(norm_of):\n            pass\n",  # a parameter of that name somewhere (indented as the source)
+    "norm_of = other\n",
+])
+def test_a_norm_function_bound_again_is_not_trusted(rebinding):
+    check_refused(f"""\
+        from apex import amp
+
+        def norm_of(parameters):
+            return sum([p.grad.norm() for p in parameters])
+
+        {rebinding}
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, x in enumerate(loader):
+            loss = model(x).sum() / accumulation
+            with amp.scale_loss(loss, optimizer) as scaled_loss:
+                scaled_loss.backward()
+            n = norm_of(amp.master_params(optimizer))
+            if (step + 1) % accumulation == 0:
+                optimizer.step()
+        """, "gradients are read on line")

@@ -4,11 +4,13 @@ to the step (or the reason it cannot be)."""
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 from typing import List, Optional, Set, Tuple
 
 from ..resolve import chain_root, dotted_name
 from ..table import TextEdit
 from ._amp_common import Refused, _GRAD_READERS, _loads, _pure, _stores
+from ._amp_norms import returns_gradient_norm
 
 
 _TORCH_CLIPPING = {f"torch.nn.utils{module}.{name}" for module in ("", ".clip_grad")
@@ -20,6 +22,11 @@ def _threshold(call: ast.Call) -> Optional[ast.AST]:
     if len(call.args) >= 2:
         return call.args[1]
     return next((k.value for k in call.keywords if k.arg in ("max_norm", "clip_value")), None)
+
+
+def _lines(lines: List[int]) -> str:
+    lines = sorted(set(lines))
+    return f"line {lines[0]}" if len(lines) == 1 else f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
 
 
 def _calls_method(node: ast.AST, names: Set[str]) -> bool:
@@ -140,16 +147,17 @@ class StepsAndReads:
             for statement in site.block[site.index + 1:]:
                 if step in list(ast.walk(statement)):  # the backward leads to this step: its reads count
                     every_time = statement is step  # the step follows each backward: any plain read may move
-                    stuck = next((moved for moved, _ in pending if not (
+                    # on micro-batches torch's clipping and norms of the gradients stay, given the scale;
+                    # the rest moves to the step
+                    in_place = [moved for moved, _ in pending if not every_time and self.scalable_read(moved)]
+                    stuck = next((moved for moved, _ in pending if moved not in in_place and not (
                         self.only_clips(moved) or every_time and self.plain(moved))), None)
                     if stuck is not None:
                         raise Refused(f"gradients are read on line {stuck.lineno}, between the scaled backward and "
                                       f"the optimizer step (line {step.lineno}) but away from the step: the scaler "
                                       "unscales them once, at the step (apex did on every backward), so there they "
                                       "are scaled")
-                    # on micro-batches torch's clipping stays, given the scale; the rest moves to the step
-                    in_place = [moved for moved, _ in pending if not every_time and self.torch_clipping(moved)]
-                    self.clip_scaled(in_place)
+                    self.read_scaled(in_place)
                     return [(moved, self.conditions_between(moved, owners[level:], step, between, every_time))
                             for moved, level in pending if moved not in in_place]
                 if id(statement) in self.covered:
@@ -186,17 +194,59 @@ class StepsAndReads:
             dotted_name(call.func) or "").lower() and any(dotted_name(getattr(a, "func", None)) in (
                 "amp.master_params", "apex.amp.master_params") for a in call.args))
 
-    def torch_clipping(self, statement: ast.stmt) -> bool:
-        """torch's `clip_grad_norm_(...)`/`clip_grad_value_(...)`, alone, assigned to a name,
-        or under `if <condition>:`: clipping whose threshold can be given the scale."""
+    def scalable_read(self, statement: ast.stmt) -> bool:
+        """torch's clipping or a norm of the gradients, alone, assigned to a name, or under `if
+        <condition>:` (`else:` one of them too): reads that can be given the scale."""
         if isinstance(statement, ast.If):
-            return not statement.orelse and _pure(statement.test) and all(
-                self.torch_clipping(s) for s in statement.body)
+            return _pure(statement.test) and all(self.scalable_read(s) for s in statement.body + statement.orelse)
+        return self.torch_clipping(statement) or self.gradient_norm(statement) is not None
+
+    def torch_clipping(self, statement: ast.stmt) -> bool:
+        """torch's `clip_grad_norm_(...)`/`clip_grad_value_(...)`, alone or assigned to a name:
+        clipping whose threshold can be given the scale."""
         simple = isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
         call = statement.value if isinstance(statement, ast.Expr) or simple else None
         return isinstance(call, ast.Call) and self.qualified(call.func) in _TORCH_CLIPPING \
             and _threshold(call) is not None and not any(isinstance(a, ast.Starred) for a in call.args) \
             and all(k.arg is not None for k in call.keywords)
+
+    def gradient_norm(self, statement: ast.stmt) -> Optional[ast.Call]:
+        """`norm = get_grad_norm(amp.master_params(optimizer))`, of a function of this module or
+        one it imports by name whose body returns a norm of the gradients (_amp_norms): the call."""
+        if not (isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
+                and isinstance(statement.value, ast.Call) and isinstance(statement.value.func, ast.Name)):
+            return None
+        call = statement.value
+        given = [a for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Call)
+                 and dotted_name(a.func) in ("amp.master_params", "apex.amp.master_params")]
+        function = self.module_function(call.func.id)
+        if len(given) == 1 and function is not None and returns_gradient_norm(function, call, given[0]):
+            return call
+        return None
+
+    def module_function(self, name: str) -> Optional[ast.FunctionDef]:
+        """The module-level function `name` means here: defined in this module, or imported by
+        name from a module on disk (`from utils import get_grad_norm`), bound once."""
+        bindings = [n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and n.name == name] + [n for n in ast.walk(self.tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                                           and any((a.asname or a.name).split(".")[0] == name for a in n.names)]
+        if len(bindings) != 1 or name in _stores(self.tree) or any(
+                isinstance(n, ast.arg) and n.arg == name for n in ast.walk(self.tree)):
+            return None  # bound again somewhere, a parameter included
+        binding = bindings[0]
+        if isinstance(binding, ast.FunctionDef):
+            return binding
+        if not isinstance(binding, ast.ImportFrom) or self.ctx.path is None or binding not in self.tree.body:
+            return None
+        from ..project import ProjectImports  # the rules load before the project module
+        from ._amp_across import _amp_tree
+
+        project = self.ctx.project if self.ctx.project is not None else ProjectImports([])
+        path = project.module_file(Path(self.ctx.path), "." * (binding.level or 0) + (binding.module or ""))
+        tree = _amp_tree(project, path) if path is not None else None
+        original = next(a.name for a in binding.names if (a.asname or a.name) == name)
+        found = [n for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef) and n.name == original]
+        return found[0] if len(found) == 1 else None
 
     def qualified(self, node: ast.AST) -> Optional[str]:
         """The dotted name of what `node` names through this module's imports (`nn.utils.x` with
@@ -225,32 +275,42 @@ class StepsAndReads:
         base = self.import_meanings.get(root)
         return base + rest if base else None
 
-    def clip_scaled(self, statements: List[ast.stmt]) -> None:
-        """Clipping after a micro-batch's backward, where the gradients are scaled by the scale
-        the scaler will unscale them by at the step: its threshold times the scale clips them as
-        apex clipped the unscaled ones, and a norm it returns, divided by it, is theirs (the
-        scale changes only at update(), after the step)."""
-        calls = [(s, n) for statement in statements for s in (
-            statement.body if isinstance(statement, ast.If) else [statement]) for n in [s.value]]
-        for statement, call in calls:
-            scaler = self.reach(statement, "the gradient clipping")
-            threshold = _threshold(call)
-            text = self.source.segment(threshold)
-            atomic = isinstance(threshold, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant))
-            self.edits.append(TextEdit(*self.source.span(threshold),
-                                       f"{text if atomic else f'({text})'} * {scaler}.get_scale()"))
-            if isinstance(statement, ast.Assign) and self.qualified(call.func).endswith(("norm_", "norm")):
-                end = self.source.span(call)[1]
-                self.edits.append(TextEdit(end, end, f" / {scaler}.get_scale()"))
-        if calls:
-            lines = sorted({statement.lineno for statement, _ in calls})
-            where = f"line {lines[0]}" if len(lines) == 1 else \
-                f"lines {', '.join(map(str, lines[:-1]))} and {lines[-1]}"
-            divided = any(isinstance(s, ast.Assign) and self.qualified(c.func).endswith(("norm_", "norm"))
-                          for s, c in calls)
-            self.note(f"the gradient clipping of {where} runs after every micro-batch, as with apex; there the "
-                      "gradients are still scaled, so it clips them at its threshold times the scale"
-                      f"{' and divides the norm it returns by it' if divided else ''} "
+    def read_scaled(self, statements: List[ast.stmt]) -> None:
+        """Clipping and norms after a micro-batch's backward, where the gradients are scaled by
+        the scale the scaler will unscale them by at the step: clipping at its threshold times
+        the scale clips them as apex clipped the unscaled ones, and a norm, divided by it, is
+        theirs (the scale changes only at update(), after the step)."""
+        def flattened(statement: ast.stmt) -> List[ast.stmt]:
+            if isinstance(statement, ast.If):
+                return [s for inner in statement.body + statement.orelse for s in flattened(inner)]
+            return [statement]
+
+        reads = [s for statement in statements for s in flattened(statement)]
+        clipped, divided = [], []
+        for statement in reads:
+            clipping, call = self.torch_clipping(statement), statement.value
+            scaler = self.reach(statement, "the gradient clipping" if clipping else "the gradient norm")
+            if clipping:
+                threshold = _threshold(call)
+                text = self.source.segment(threshold)
+                atomic = isinstance(threshold, (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant))
+                self.edits.append(TextEdit(*self.source.span(threshold),
+                                           f"{text if atomic else f'({text})'} * {scaler}.get_scale()"))
+                clipped.append(statement.lineno)
+                if not (isinstance(statement, ast.Assign) and self.qualified(call.func).endswith(("norm_", "norm"))):
+                    continue
+            end = self.source.span(call)[1]
+            self.edits.append(TextEdit(end, end, f" / {scaler}.get_scale()"))
+            divided.append(statement.lineno)
+        if clipped:
+            self.note(f"the gradient clipping of {_lines(clipped)} runs after every micro-batch, as with apex; there "
+                      "the gradients are still scaled, so it clips them at its threshold times the scale"
+                      f"{' and divides the norm it returns by it' if set(clipped) & set(divided) else ''} "
+                      "(scaler.get_scale() waits for the GPU)")
+        others = sorted(set(divided) - set(clipped))
+        if others:
+            self.note(f"the gradient norm of {_lines(others)} is read after every micro-batch, as with apex; there "
+                      "the gradients are still scaled, so it is divided by the scale "
                       "(scaler.get_scale() waits for the GPU)")
 
     def conditions_between(self, moved: ast.stmt, owners: List[ast.AST], step: ast.stmt,

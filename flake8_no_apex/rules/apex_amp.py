@@ -786,7 +786,7 @@ class _Migration(ForwardAndBackward, StepsAndReads, AcrossScopes, TrainerSubclas
 
         def keywords(conditions: List[str]) -> str:
             # autocast takes the scaler's is_enabled() and only a bool (`--fp16 1` is an int)
-            conditions = [c if self.evidently_bool(c) else f"bool({c})" for c in conditions]
+            conditions = [c if self.evidently_bool(c) else f"bool({c})" for c in dict.fromkeys(conditions)]
             enabled = ["enabled=" + " and ".join(
                 f"({c})" if len(conditions) > 1 and " " in c or ":=" in c else c for c in conditions)]
             return ", ".join(scaler_keywords + (enabled if conditions else []))
