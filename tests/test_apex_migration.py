@@ -1993,3 +1993,47 @@ def test_a_norm_function_bound_again_is_not_trusted(rebinding):
             if (step + 1) % accumulation == 0:
                 optimizer.step()
         """, "gradients are read on line")
+
+
+def test_a_loss_computed_from_the_outputs_in_a_branch_runs_under_autocast_too():
+    """apex O1 cast the criterion's functions wherever it ran: computed in an `if` after the
+    forward pass, the loss goes under autocast of its own there (operators alone stay)."""
+    check_migrated("""\
+        from apex import amp
+
+        model, optimizer = amp.initialize(model, optimizer)
+        for step, (x, y) in enumerate(loader):
+            outputs = model(x)
+            if accumulation > 1:
+                loss = criterion(outputs, y)
+                loss = loss / accumulation
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            else:
+                loss = criterion(outputs, y) * 2
+                log(step)
+                loss *= 0.5
+                with amp.scale_loss(loss, optimizer) as scaled_loss:
+                    scaled_loss.backward()
+            optimizer.step()
+        """, """\
+        import torch
+
+        scaler = torch.amp.GradScaler("cuda")
+        for step, (x, y) in enumerate(loader):
+            with torch.amp.autocast("cuda"):
+                outputs = model(x)
+            if accumulation > 1:
+                with torch.amp.autocast("cuda"):
+                    loss = criterion(outputs, y)
+                    loss = loss / accumulation
+                scaler.scale(loss).backward()
+            else:
+                with torch.amp.autocast("cuda"):
+                    loss = criterion(outputs, y) * 2
+                    log(step)
+                    loss *= 0.5
+                scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """)

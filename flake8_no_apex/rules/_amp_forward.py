@@ -207,7 +207,7 @@ class ForwardAndBackward:
         names still needed (a set) when the walk reaches the function's body without finding the
         model."""
         model_roots = {name.split(".")[0] for name in self.models}
-        at = anchor
+        at, inner = anchor, []
         while True:  # the block of the backward, then the blocks around it (`if args.fp16:`, `with`)
             site = self.places[id(at)]
             dependencies, boundary = [], None
@@ -226,6 +226,8 @@ class ForwardAndBackward:
             uses_model = [s for s in dependencies if self.uses_model(s)]
             if uses_model:
                 break
+            if dependencies and boundary is None:
+                inner.append((site, site.block.index(dependencies[-1]), site.block.index(dependencies[0]), finding))
             if isinstance(site.owner, (ast.FunctionDef, ast.AsyncFunctionDef)) and all(
                     self.local_function(n) is not None for s in dependencies for n in ast.walk(s)
                     if isinstance(n, ast.Call)):
@@ -244,7 +246,18 @@ class ForwardAndBackward:
         if boundary is not None and index(first) < index(boundary) < index(last):
             raise Refused(f"the forward pass of the loss scaled on line {finding.line} is interleaved with "
                           f"another backward or step (line {boundary.lineno})")
+        # the loss computed from the model's outputs in the blocks nearer the backward (`if accumulate:
+        # loss = criterion(outputs, y) / n`) runs under autocast too, as apex O1 cast its functions
+        self.forward_regions.extend(r for r in inner if self.computes_loss(r[0].block[r[1]:r[2] + 1]))
         return site, index(first), index(last), finding
+
+    def computes_loss(self, region: List[ast.stmt]) -> bool:
+        """Statements that call a function (a criterion: operators on the loss alone are left as
+        they are), none of which steps, runs a backward or holds a multi-line string."""
+        nodes = [node for statement in region for node in ast.walk(statement)]
+        return any(isinstance(node, ast.Call) for node in nodes) and not any(
+            self.steps_or_backward(statement) for statement in region) and not any(
+            isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno for node in nodes)
 
     def wrap_forward_passes(self) -> None:
         """Each forward pass under autocast; those that overlap in a block (two losses of one
