@@ -151,3 +151,14 @@ class warns_for_value(warns):
 def text_anywhere(text: str) -> Probe:
     """Some Python file of the wheel contains `text` (a message, a new spelling)."""
     return lambda release: any(text in source for _, source in release.python_sources())
+
+
+def stub_declares(path: str, text: str) -> Probe:
+    """The wheel's type stub `path` (torch/_C/__init__.pyi: the signatures of the C++ bindings,
+    which have no Python source) holds `text`."""
+    return lambda release: text in (release.source(path) or "")
+
+
+def library_holds(path: str, text: str) -> Probe:
+    """The compiled library `path` of the wheel holds the string `text`: a message its C++ raises."""
+    return lambda release: text.encode() in (release.raw(path) or b"")

@@ -103,6 +103,15 @@ def _plugin(obj) -> tuple:
     return classes, obj.precision, getattr(obj, "device", None), type(scaler).__name__
 
 
+def observe_autocast_state(outcome: Outcome) -> object:
+    """What the state functions read and leave: the dtype read, and the thread's autocast state."""
+    import torch
+
+    state = {device: (torch.is_autocast_enabled(device), torch.get_autocast_dtype(device))
+             for device in ("cpu", "cuda", "xla", "ipu")}
+    return default_observation(outcome), str(outcome.namespace.get("dtype")), state
+
+
 def observe_plugin(outcome: Outcome) -> object:
     return _plugin(outcome.namespace["plugin"])
 
@@ -275,6 +284,12 @@ SCENARIOS = {
     ("APX205", "torch.cuda.amp.grad_scaler.OptState"): Scenario(SILENT, prelude=TORCH),
     ("APX205", "torch.cuda.amp.autocast_mode._cast"): Scenario(
         Warns(TORCH_DEPRECATION, r"autocast_mode\._cast\(value, dtype\)` is deprecated"), prelude=TORCH),
+    # raised from C++ as a DeprecationWarning (Python hides it outside __main__; the runs here record it)
+    ("APX206", "torch autocast state functions of one device"): Scenario(
+        Warns("DeprecationWarning", r"torch\.get_autocast_gpu_dtype\(\) is deprecated"),
+        invalid=(SILENT, Warns("DeprecationWarning", r"torch\.set_autocast_xla_dtype\(dtype\) is deprecated"),
+                 SILENT),  # an import, a reference: the warning comes with a call
+        prelude=TORCH, observe=observe_autocast_state),
     # --- transformers -----------------------------------------------------------------------------
     ("APX301", "fp16_backend="): Scenario(
         Raises(TypeError, "unexpected keyword argument 'fp16_backend'"),

@@ -13,7 +13,8 @@ from packaging.version import Version
 
 from flake8_no_apex.rules import RULES
 from flake8_no_apex.spellings import SPELLINGS
-from probes import Probe, binds, has_file, member, parameter, text_anywhere, warns, warns_for_value
+from probes import (
+    Probe, binds, has_file, library_holds, member, parameter, stub_declares, text_anywhere, warns, warns_for_value)
 from wheels import Release
 
 # The release just before each boundary (by release date, on the same line).
@@ -154,6 +155,12 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ("APX205", "torch.cuda.amp.autocast_mode._cast"): (
         Check("deprecated", "2.4.0", warns("torch/cuda/amp/autocast_mode.py", "_cast")),
         Check("replacement", "2.4.0", parameter("torch/amp/autocast_mode.py", "_cast", "device_type", function=None)),
+    ),
+    ("APX206", "torch autocast state functions of one device"): (
+        Check("deprecated", "2.4.0", library_holds("torch/lib/libtorch_python.dylib",
+                                                   "torch.get_autocast_gpu_dtype() is deprecated")),
+        Check("replacement", "2.4.0",
+              stub_declares("torch/_C/__init__.pyi", "def get_autocast_dtype(device_type: str)")),
     ),
     ("APX301", "fp16_backend="): (
         Check("deprecated", "4.13.0", warns_for_value(ARGS, "fp16_backend", _fp16_backend_of_the_example())),

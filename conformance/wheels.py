@@ -53,6 +53,9 @@ class Release:
     def source(self, path: str) -> Optional[str]:
         return self._zip.read(path).decode("utf-8") if path in self._names else None
 
+    def raw(self, path: str) -> Optional[bytes]:
+        return self._zip.read(path) if path in self._names else None
+
     def has(self, path: str) -> bool:
         return path in self._names
 

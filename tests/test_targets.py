@@ -352,3 +352,14 @@ def test_findings_the_targets_hide_are_counted_on_one_line_with_the_option_that_
     quiet = subprocess.run([*COMMAND, "check", "--output-format", "json", "."], cwd=tmp_path, capture_output=True,
                            text=True)
     assert "APX002" not in quiet.stdout  # hidden findings are never listed, in any format
+
+
+def test_the_generic_autocast_state_functions_wait_for_a_torch_floor_of_2_4():
+    """torch 2.3 has no device overloads (`torch.get_autocast_dtype` is missing, `is_autocast_enabled`
+    takes no device): a project that still supports it keeps the per-device function."""
+    from flake8_no_apex.fixer import fix_text
+
+    source = "import torch\n\ndtype = torch.get_autocast_gpu_dtype()\n"
+    assert fix_text(source, floors={"torch": V("2.3")}).text == source
+    fixed = 'import torch\n\ndtype = torch.get_autocast_dtype("cuda")\n'
+    assert fix_text(source, floors={"torch": V("2.4")}).text == fixed

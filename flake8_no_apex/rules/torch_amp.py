@@ -1,4 +1,5 @@
-"""PyTorch's device-specific AMP namespaces, deprecated in torch 2.4 (PT-01..PT-06)."""
+"""PyTorch's device-specific AMP namespaces and autocast state functions, deprecated in torch 2.4
+(PT-01..PT-09)."""
 from __future__ import annotations
 
 import ast
@@ -146,6 +147,44 @@ def fix_reference(ctx, finding) -> Optional[Plan]:
     # check (or an except clause) that names the old one, which this module does
     identity_checked = call is not None and (finding.code, name) in ctx.uncalled
     return torch_plan(site, edits, Grade.UNSAFE if identity_checked else Grade.SAFE)
+
+
+# The device-specific autocast state functions torch 2.4 deprecated, and what each becomes: the
+# generic function with the device in front of the arguments (`set_autocast_cpu_dtype(d)` ->
+# `set_autocast_dtype("cpu", d)`); each keeps its number of arguments.
+_STATE_FUNCTIONS = {
+    f"{verb}_autocast_{device}_{what}": (f"{verb}_autocast_{what}", name, arguments)
+    for device, name in (("gpu", "cuda"), ("cpu", "cpu"), ("ipu", "ipu"), ("xla", "xla"))
+    for verb, what, arguments in (("get", "dtype", 0), ("set", "dtype", 1), ("is", "enabled", 0),
+                                  ("set", "enabled", 1))
+    if not (device == "gpu" and what == "enabled")  # torch.is_autocast_enabled() is CUDA's, not deprecated
+}
+
+
+def _state_replacement(old: str) -> str:
+    new, device, arguments = _STATE_FUNCTIONS[old]
+    return f'torch.{new}("{device}"{", ..." if arguments else ""})'
+
+
+def fix_state_function(ctx, finding) -> Optional[Plan]:
+    """`torch.get_autocast_gpu_dtype()` -> `torch.get_autocast_dtype("cuda")`, through whatever
+    name binds torch here: a call with its arguments as the old function took them (positional
+    only), the device in front."""
+    site = finding.site
+    call = _called(site)
+    name = site.name.rsplit(".", 1)[-1]
+    if call is None or torch_name(site) is None or name not in _STATE_FUNCTIONS:
+        return None
+    new, device, arguments = _STATE_FUNCTIONS[name]
+    if len(call.args) != arguments or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
+        return None  # it raises TypeError as it is: nothing to keep
+    first = ctx.source.span(call.args[0])[0] if call.args else open_paren(ctx.source, call)
+    if first is None:
+        return None
+    separator = leading_separator(ctx.source, call, first) if call.args else ""
+    edits = [replace(ctx.source, site.node, f"{torch_name(site) or 'torch'}.{new}"),
+             TextEdit(first, first, f'"{device}"{separator}')]
+    return torch_plan(site, edits, Grade.SAFE)
 
 
 _FALLBACK_DOC = (
@@ -333,5 +372,35 @@ RULES = [
                 "half = _cast(torch.ones(2), torch.float16)\n"),
         after=('import torch\nfrom torch.amp.autocast_mode import _cast\n\n'
                'half = _cast(torch.ones(2), "cuda", torch.float16)\n'),
+    ),
+    Rule(
+        code="APX206",
+        title="torch autocast state functions of one device",
+        match=(Symbols("torch", {old: _state_replacement(old) for old in _STATE_FUNCTIONS}),),
+        timeline=Timeline("torch", "2.4", replacement_since="2.4", source="PT-09"),
+        subject="{name}",
+        advice="use {replacement}",
+        fix=Fix(Grade.SAFE, "the generic function with the device first is what the old one calls (torch 2.4 "
+                "added the device overloads, so the fix needs a torch floor of 2.4); a call with other arguments "
+                "than the old function's, or a bare reference, is left to a person"),
+        doc=("torch 2.4 made the autocast state functions generic (`torch.get_autocast_dtype(device)`, "
+             "`set_autocast_dtype(device, dtype)`, `is_autocast_enabled(device)`, `set_autocast_enabled(device, "
+             "flag)`) and deprecated the per-device ones: `get_autocast_gpu_dtype`, `set_autocast_gpu_dtype`, "
+             "`is_autocast_cpu_enabled`, `set_autocast_cpu_enabled`, `get_autocast_cpu_dtype`, "
+             "`set_autocast_cpu_dtype` and their ipu and xla twins. The DeprecationWarning comes from C++ and is "
+             "hidden by Python's default filters outside `__main__`, so a library calling them never shows it: "
+             "a linter is the only signal. `torch.is_autocast_enabled()` without a device (CUDA's) is not "
+             "deprecated. Before 2.4 the new spellings raise TypeError, hence the fix only for torch >= 2.4."),
+        before="import torch\n\ndtype = torch.get_autocast_gpu_dtype()\ntorch.set_autocast_cpu_enabled(False)\n",
+        after='import torch\n\ndtype = torch.get_autocast_dtype("cuda")\ntorch.set_autocast_enabled("cpu", False)\n',
+        invalid=("from torch import is_autocast_cpu_enabled\n",
+                 "import torch as th\nth.set_autocast_xla_dtype(th.bfloat16)\n",
+                 "import torch\nfn = torch.get_autocast_ipu_dtype\n"),
+        valid=("import torch\ndtype = torch.get_autocast_dtype(\"cuda\")\n",
+               "import torch\nif torch.is_autocast_enabled():\n    pass\n",
+               "def f(torch):\n    return torch.get_autocast_gpu_dtype()\n",
+               "import mindspore\nmindspore.get_autocast_gpu_dtype()\n"),
+        fixer=fix_state_function,
+        fix_modules=TORCH,
     ),
 ]
