@@ -93,6 +93,19 @@ _output = F.apply(_input)
 _output.sum().backward()
 """
 APEX_ABSENT = Raises(ModuleNotFoundError, "No module named 'apex'")
+# timm 1.0's package imports torchvision (timm.layers), which does not run beside this torch build: its
+# loss scalers (timm/utils/cuda.py, with the clipping it imports) run from the installed timm without the
+# package's __init__ files, of which only timm/utils/__init__.py's `from .cuda import ApexScaler,
+# NativeScaler` is redone here.
+TIMM = TORCH + """\
+import importlib.machinery, sys, types
+_root = importlib.machinery.PathFinder.find_spec("timm").submodule_search_locations[0]
+for _name, _path in (("timm", _root), ("timm.utils", _root + "/utils")):
+    sys.modules.setdefault(_name, types.ModuleType(_name)).__path__ = [_path]
+sys.modules["timm"].utils = sys.modules["timm.utils"]
+import timm.utils.cuda
+timm.utils.ApexScaler, timm.utils.NativeScaler = timm.utils.cuda.ApexScaler, timm.utils.cuda.NativeScaler
+"""
 
 
 def _plugin(obj) -> tuple:
@@ -284,6 +297,12 @@ SCENARIOS = {
     ("APX205", "torch.cuda.amp.grad_scaler.OptState"): Scenario(SILENT, prelude=TORCH),
     ("APX205", "torch.cuda.amp.autocast_mode._cast"): Scenario(
         Warns(TORCH_DEPRECATION, r"autocast_mode\._cast\(value, dtype\)` is deprecated"), prelude=TORCH),
+    ("APX111", "timm's ApexScaler"): Scenario(
+        # timm binds amp = None when `from apex import amp` fails: without apex, and with apex 25.07 or newer
+        Raises(AttributeError, "'NoneType' object has no attribute 'scale_loss'"),
+        invalid=(Raises(AttributeError, "'NoneType' object has no attribute 'scale_loss'"),
+                 Raises(AttributeError, "'NoneType' object has no attribute '__dict__'")),
+        prelude=TIMM, verdict="running"),
     # raised from C++ as a DeprecationWarning (Python hides it outside __main__; the runs here record it)
     ("APX206", "torch autocast state functions of one device"): Scenario(
         Warns("DeprecationWarning", r"torch\.get_autocast_gpu_dtype\(\) is deprecated"),

@@ -34,6 +34,7 @@ LIBRARY_ROOTS = {
                   "flash"),  # lightning-flash: its Trainer subclasses Lightning's
     "torch": ("torch",),
     "transformers": ("transformers",),
+    "timm": ("timm",),  # its ApexScaler wraps apex.amp: the rule's timeline is apex's
 }
 # Libraries whose releases carry no version a project could declare a floor of (apex is
 # installed from a git checkout): its rules apply whatever the targets say.

@@ -697,4 +697,45 @@ RULES = [
         invalid=("from apex.fused_dense import FusedDense\n",),
         default_off=True,
     ),
+    Rule(
+        code="APX111",
+        title="timm's ApexScaler",
+        match=(Symbols("timm.utils", {"ApexScaler": "timm.utils.NativeScaler()"}),
+               Symbols("timm.utils.cuda", {"ApexScaler": "timm.utils.NativeScaler()"})),
+        timeline=Timeline("apex", "23.05", removed_in="25.07", source="AX-01, TM-01"),
+        subject="apex.amp inside {name}",
+        advice="use {replacement} with the forward pass under torch.amp.autocast(\"cuda\") and no amp.initialize "
+               "(give it parameters= where it clips)",
+        fix=Fix(Grade.DISPLAY, "NativeScaler scales for native autocast, which the forward pass must enter, and "
+                "amp.initialize must go with it; it clips only the parameters= it is given (ApexScaler clipped apex's "
+                "master parameters) and saves its state under another checkpoint key (\"amp_scaler\", not \"amp\")"),
+        doc=("timm's `ApexScaler` (timm.utils, since timm 0.3.0, still in 1.0.31) runs `amp.scale_loss` and "
+             "`amp.master_params` of `from apex import amp`, which timm imports in a `try` that leaves `amp = None` "
+             "when apex has no `amp`: from apex 25.07 on, the first call is an AttributeError deep in the training "
+             "loop. `NativeScaler`, which came with it in timm 0.3.0, takes the same call (`loss_scaler(loss, "
+             "optimizer, clip_grad=..., parameters=...)`) and drives a `torch.amp.GradScaler`: the model runs under "
+             "`torch.amp.autocast(\"cuda\")` instead of `amp.initialize`, and where it clips it needs `parameters=`. "
+             "timm's CheckpointSaver stores the scaler under its `state_dict_key`, \"amp\" for ApexScaler and "
+             "\"amp_scaler\" for NativeScaler, so resuming an apex checkpoint leaves the native scaler fresh. "
+             "Training scripts that choose between the two (`if use_amp == \"apex\": ... loss_scaler = "
+             "ApexScaler()`) lose the apex branch in APX101's migration."),
+        before=("from timm.utils import ApexScaler\n\n"
+                "loss_scaler = ApexScaler()\n"
+                "for x, y in loader:\n"
+                "    loss = criterion(model(x), y)\n"
+                "    optimizer.zero_grad()\n"
+                "    loss_scaler(loss, optimizer, clip_grad=1.0)\n"),
+        after=("import torch\nfrom timm.utils import NativeScaler\n\n"
+               "loss_scaler = NativeScaler()\n"
+               "for x, y in loader:\n"
+               "    with torch.amp.autocast(\"cuda\"):\n"
+               "        loss = criterion(model(x), y)\n"
+               "    optimizer.zero_grad()\n"
+               "    loss_scaler(loss, optimizer, clip_grad=1.0, parameters=model.parameters())\n"),
+        invalid=("import timm.utils\nscaler = timm.utils.ApexScaler()\nscaler(loss, optimizer)\n",
+                 "from timm.utils.cuda import ApexScaler as Scaler\n\ncheckpoint = {\"amp\": Scaler().state_dict()}\n"),
+        valid=("from timm.utils import NativeScaler\nloss_scaler = NativeScaler()\n",
+               "class ApexScaler:\n    pass\n\nscaler = ApexScaler()\n",
+               "from mylib.utils import ApexScaler\nscaler = ApexScaler()\n"),
+    ),
 ]
