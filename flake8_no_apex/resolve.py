@@ -21,6 +21,9 @@ _CANONICAL_ROOTS = {
 }
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception", "BaseException"}
+# what the fallback of a shim may catch besides: a new signature an old release rejects
+# (`torch.is_autocast_enabled("cuda")` before torch 2.4)
+_FALLBACK_ERRORS = _IMPORT_ERRORS | {"TypeError"}
 
 
 def canonical(qualname: str) -> str:
@@ -628,13 +631,14 @@ class ScopeVisitor(ast.NodeVisitor):
             self.visit(stmt)
         self.in_import_probe -= guards_import
         from_body = {k: v for k, v in scope.items() if before.get(k) is not v}
-        shim = guards_import and self.uses_new_spelling(node.body)
+        falls_back = guards_import or any(self._catches_import_error(h, _FALLBACK_ERRORS) for h in node.handlers)
+        shim = falls_back and self.uses_new_spelling(node.body)
         for handler in node.handlers:
             if handler.type is not None:
                 self.visit(handler.type)
             if handler.name:
                 self.bind(handler.name, UNKNOWN)
-            fallback = shim and self._catches_import_error(handler)
+            fallback = shim and self._catches_import_error(handler, _FALLBACK_ERRORS)
             self.in_fallback += fallback
             before_handler = dict(scope)
             self._visit_guarded(handler.body)
@@ -709,12 +713,12 @@ class ScopeVisitor(ast.NodeVisitor):
         return False
 
     @staticmethod
-    def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    def _catches_import_error(handler: ast.ExceptHandler, errors=_IMPORT_ERRORS) -> bool:
         if handler.type is None:
             return True
         types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
         return any(
-            (isinstance(t, ast.Name) and t.id in _IMPORT_ERRORS)
-            or (isinstance(t, ast.Attribute) and t.attr in _IMPORT_ERRORS)
+            (isinstance(t, ast.Name) and t.id in errors)
+            or (isinstance(t, ast.Attribute) and t.attr in errors)
             for t in types
         )

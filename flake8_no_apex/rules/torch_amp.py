@@ -399,7 +399,11 @@ RULES = [
         valid=("import torch\ndtype = torch.get_autocast_dtype(\"cuda\")\n",
                "import torch\nif torch.is_autocast_enabled():\n    pass\n",
                "def f(torch):\n    return torch.get_autocast_gpu_dtype()\n",
-               "import mindspore\nmindspore.get_autocast_gpu_dtype()\n"),
+               "import mindspore\nmindspore.get_autocast_gpu_dtype()\n",
+               "import torch\ntry:\n    dtype = torch.get_autocast_dtype(\"cuda\")\n"
+               "except (AttributeError, TypeError):\n    dtype = torch.get_autocast_gpu_dtype()\n"),
+        shim_exempt=True,
+        shim_spellings=("torch.get_autocast_dtype", "torch.set_autocast_dtype"),
         fixer=fix_state_function,
         fix_modules=TORCH,
     ),
