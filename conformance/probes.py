@@ -162,3 +162,8 @@ def stub_declares(path: str, text: str) -> Probe:
 def library_holds(path: str, text: str) -> Probe:
     """The compiled library `path` of the wheel holds the string `text`: a message its C++ raises."""
     return lambda release: text.encode() in (release.raw(path) or b"")
+
+
+def mentions(path: str, text: str) -> Probe:
+    """The wheel's source file `path` holds `text` (an attribute a class reads or sets on itself)."""
+    return lambda release: text in (release.source(path) or "")

@@ -93,6 +93,26 @@ _output = F.apply(_input)
 _output.sum().backward()
 """
 APEX_ABSENT = Raises(ModuleNotFoundError, "No module named 'apex'")
+# A transformers Trainer subclass an example defines (MyTrainer), built on the CPU and stepped once.
+TRAINER_STEP = """
+import tempfile as _tempfile
+import torch as _torch
+from transformers import TrainingArguments as _TrainingArguments
+
+class _Regression(_torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = _torch.nn.Linear(2, 1)
+
+    def forward(self, x, labels=None):
+        return {"loss": ((self.layer(x).squeeze(-1) - labels) ** 2).mean()}
+
+_torch.manual_seed(0)
+_trainer = MyTrainer(model=_Regression(), args=_TrainingArguments(_tempfile.mkdtemp(), report_to=[], use_cpu=True))
+_inputs = {"x": _torch.ones(2, 2), "labels": _torch.zeros(2)}
+"""
+TRAINER_LOSS = TRAINER_STEP + "_output = _trainer.compute_loss(_trainer.model, _inputs)\n"
+TRAINER_STEP += "_output = _trainer.training_step(_trainer.model, _inputs)\n"
 # timm 1.0's package imports torchvision (timm.layers), which does not run beside this torch build: its
 # loss scalers (timm/utils/cuda.py, with the clipping it imports) run from the installed timm without the
 # package's __init__ files, of which only timm/utils/__init__.py's `from .cuda import ApexScaler,
@@ -310,6 +330,13 @@ SCENARIOS = {
                  SILENT),  # an import, a reference: the warning comes with a call
         prelude=TORCH, observe=observe_autocast_state),
     # --- transformers -----------------------------------------------------------------------------
+    ("APX306", "Trainer mixed-precision attributes removed in 5.0"): Scenario(
+        Raises(AttributeError, "object has no attribute 'use_cpu_amp'"),
+        invalid=(NOT_RUNNABLE, NOT_RUNNABLE),  # methods nothing calls: the read fails when a step runs them
+        epilogue=TRAINER_LOSS, observe=lambda outcome: float(outcome.namespace["_output"])),
+    ("APX306", "Trainer loss-scaling attributes removed in 4.35"): Scenario(
+        Raises(AttributeError, "object has no attribute 'do_grad_scaling'"), invalid=(NOT_RUNNABLE,),
+        epilogue=TRAINER_STEP, observe=lambda outcome: float(outcome.namespace["_output"])),
     ("APX301", "fp16_backend="): Scenario(
         Raises(TypeError, "unexpected keyword argument 'fp16_backend'"),
         invalid=(Raises(TypeError, "unexpected keyword argument 'fp16_backend'"), NOT_RUNNABLE, NOT_RUNNABLE),

@@ -14,14 +14,16 @@ from packaging.version import Version
 from flake8_no_apex.rules import RULES
 from flake8_no_apex.spellings import SPELLINGS
 from probes import (
-    Probe, binds, has_file, library_holds, member, parameter, stub_declares, text_anywhere, warns, warns_for_value)
+    Probe, binds, has_file, library_holds, member, mentions, parameter, stub_declares, text_anywhere, warns,
+    warns_for_value)
 from wheels import Release
 
 # The release just before each boundary (by release date, on the same line).
 PREVIOUS = {
     "pytorch-lightning": {"1.8.0": "1.7.7", "1.9.0": "1.8.6", "2.0.0": "1.9.5", "2.1.0": "2.0.9",
                           "2.1.1": "2.1.0", "2.2.0": "2.1.4"},
-    "transformers": {"4.13.0": "4.12.5", "4.27.0": "4.26.1", "5.0.0": "4.57.6", "5.8.0": "5.7.0"},
+    "transformers": {"4.13.0": "4.12.5", "4.27.0": "4.26.1", "4.35.0": "4.34.1", "5.0.0": "4.57.6",
+                     "5.8.0": "5.7.0"},
     "torch": {"1.10.0": "1.9.0", "1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.3.0": "2.2.2", "2.4.0": "2.3.1"},
 }
 DIST = {"lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
@@ -178,6 +180,12 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ),
     ("APX303", "fp16_opt_level="): (
         Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "fp16_opt_level")),
+    ),
+    ("APX306", "Trainer mixed-precision attributes removed in 5.0"): (
+        Check("removed", "5.0.0", mentions("transformers/trainer.py", "self.use_apex")),
+    ),
+    ("APX306", "Trainer loss-scaling attributes removed in 4.35"): (
+        Check("removed", "4.35.0", mentions("transformers/trainer.py", "self.do_grad_scaling")),
     ),
     ("APX304", 'optim="adamw_apex_fused"'): (
         Check("removed", "5.8.0", member(ARGS, "OptimizerNames", "ADAMW_APEX_FUSED")),

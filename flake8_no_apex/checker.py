@@ -355,7 +355,11 @@ class Checker(ScopeVisitor):
             receiver = node.value
             last = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
             resolved = self.class_qualname(receiver)
-            if m.receiver_hint in last.lower() or (
+            if resolved is None and isinstance(receiver, ast.Name):  # `self` of a subclass of the class
+                binding = self.lookup(receiver.id)
+                if binding is not None and node.attr not in binding.attributes:  # not one the class sets itself
+                    resolved = binding.instance_of
+            if m.receiver_hint and m.receiver_hint in last.lower() or (
                 resolved and any(symbol_matches(spec, canonical(resolved)) for spec in m.receivers)
             ):
                 self.report(rule, Site(node, node.attr), (node.lineno, node.col_offset), library=m.library)

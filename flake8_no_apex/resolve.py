@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 # Lightning ships one code base under several names; fold them into one spelling so a
 # rule written for `lightning.pytorch` also covers `pytorch_lightning`.
@@ -37,12 +37,14 @@ class Binding:
     An import's binding keeps its statement and the Name nodes that read it, so a fix can
     rename every use, or remove the import once nothing reads it."""
 
-    __slots__ = ("qualname", "subclass_of", "statement", "uses", "guarded", "probed")
+    __slots__ = ("qualname", "subclass_of", "instance_of", "attributes", "statement", "uses", "guarded", "probed")
 
     def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None, statement=None,
-                 guarded: bool = False):
+                 guarded: bool = False, instance_of: Optional[str] = None, attributes: FrozenSet[str] = frozenset()):
         self.qualname = qualname
         self.subclass_of = subclass_of  # a local class: the library class it derives from
+        self.instance_of = instance_of  # `self` of a method of such a class: an instance of that library class
+        self.attributes = attributes  # such a class (or `self`): what it and its local bases assign on instances
         self.statement = statement  # the import that created it
         self.uses: List[ast.Name] = []
         # made on some paths only (under an `if`, in a loop, an except handler): code that a
@@ -68,6 +70,8 @@ class Scope(Dict[str, Binding]):
         super().__init__()
         self.kind = kind
         self.star_modules: List[str] = []
+        self.instance_of: Optional[str] = None  # a class scope: the library class the class derives from
+        self.attributes: FrozenSet[str] = frozenset()  # and what the class and its local bases assign on `self`
 
 
 _VERSION_WORDS = re.compile(r"version|greater|less|_ge_|_lt_|at_least|older|newer", re.IGNORECASE)
@@ -274,6 +278,25 @@ def _parameters(args: ast.arguments) -> List[ast.arg]:
     params = [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]
     params += [a for a in (args.vararg, args.kwarg) if a is not None]
     return params
+
+
+def _instance_attributes(cls: ast.ClassDef) -> FrozenSet[str]:
+    """What the methods of a class assign on their instance (`self.scaler = ...`), and the names its
+    body binds (class attributes, methods, properties)."""
+    found = set()
+    for statement in cls.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.add(statement.name)
+            positional = [*getattr(statement.args, "posonlyargs", []), *statement.args.args]
+            if positional:
+                receiver = positional[0].arg
+                found.update(n.attr for n in ast.walk(statement) if isinstance(n, ast.Attribute)
+                             and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
+                             and n.value.id == receiver)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            found.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return frozenset(found)
 
 
 def _nothing(node: ast.AST) -> None:
@@ -573,8 +596,21 @@ class ScopeVisitor(ast.NodeVisitor):
             scope[name] = UNBOUND
         for arg in _parameters(node.args):
             scope[arg.arg] = UNKNOWN
+        receiver = self._receiver(node)
+        if receiver is not None:  # `self` of a subclass of a library class: reads on it are the library's
+            scope[receiver] = Binding(None, instance_of=self.scopes[-1].instance_of,
+                                      attributes=self.scopes[-1].attributes)
         self.bound_names.update(scope)
         self._deferred.append(([*self.scopes, scope], node))
+
+    def _receiver(self, node) -> Optional[str]:
+        """The instance parameter of a method of a class that derives from a library class."""
+        positional = [*getattr(node.args, "posonlyargs", []), *node.args.args]
+        decorators = {d.id for d in node.decorator_list if isinstance(d, ast.Name)}
+        if self.scopes[-1].kind != "class" or self.scopes[-1].instance_of is None or not positional \
+                or decorators & {"staticmethod", "classmethod"}:
+            return None
+        return positional[0].arg
 
     visit_FunctionDef = visit_AsyncFunctionDef = _visit_function
 
@@ -596,11 +632,14 @@ class ScopeVisitor(ast.NodeVisitor):
         for expr in node.decorator_list + node.bases + [k.value for k in node.keywords]:
             self.visit(expr)
         base = next(filter(None, map(self.class_qualname, node.bases)), None)
+        inherited = [self.lookup(b.id) for b in node.bases if isinstance(b, ast.Name)]
+        attributes = _instance_attributes(node).union(*(b.attributes for b in inherited if b is not None))
         self.scopes.append(Scope("class"))
+        self.scopes[-1].instance_of, self.scopes[-1].attributes = base, attributes
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
-        self.bind(node.name, Binding(None, subclass_of=base))
+        self.bind(node.name, Binding(None, subclass_of=base, attributes=attributes))
 
     def _visit_comprehension(self, node) -> None:
         first, *rest = node.generators

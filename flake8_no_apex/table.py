@@ -187,7 +187,8 @@ class Keyword:
 @dataclass(frozen=True)
 class AttributeRead:
     """`<receiver>.name` read in a module importing `library`, where the receiver looks
-    like `receiver_hint` (its last identifier contains it) or resolves to `receivers`."""
+    like `receiver_hint` (its last identifier contains it; "" for none) or resolves to
+    `receivers` (a library class, a local subclass of it, or `self` in a method of one)."""
 
     name: str
     library: str

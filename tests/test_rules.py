@@ -29,7 +29,7 @@ def test_codes_are_the_public_table():
         "APX101", "APX102", "APX103", "APX104", "APX105", "APX106", "APX107", "APX108", "APX109", "APX110",
         "APX111",
         "APX201", "APX202", "APX203", "APX204", "APX205", "APX206",
-        "APX301", "APX302", "APX303", "APX304", "APX305",
+        "APX301", "APX302", "APX303", "APX304", "APX305", "APX306",
     ]
 
 

@@ -1,4 +1,5 @@
-"""Hugging Face transformers' apex options of `TrainingArguments` (TF-01..TF-06)."""
+"""Hugging Face transformers' apex options of `TrainingArguments` and the mixed-precision internals of
+its `Trainer` that subclasses read (TF-01..TF-08)."""
 from __future__ import annotations
 
 import ast
@@ -7,7 +8,7 @@ from typing import Optional
 from packaging.version import Version
 
 from ..edits import drop_option, rename_attribute, rename_option, replace_value
-from ..table import ByFloor, Fix, Grade, Keyword, Plan, Rule, Symbols, Timeline, plan
+from ..table import AttributeRead, ByFloor, Fix, Grade, Keyword, Plan, Rule, Site, Symbols, Timeline, plan
 
 TRAINING_ARGUMENTS = ("transformers:TrainingArguments", "transformers:Seq2SeqTrainingArguments")
 
@@ -21,6 +22,29 @@ def _option(name: str, values=None, other_values=()) -> Keyword:
 # Backend values that select native AMP on every 4.x release that accepts them ("amp" from 4.35 on;
 # 4.20-4.34 routed it to apex) and that 5.x, with native AMP as the only backend, does anyway.
 _NATIVE_BACKENDS = ("auto", "amp", "cuda_amp")
+
+
+# The Trainer classes whose instances a subclass's `self` is (Seq2SeqTrainer derives from Trainer).
+TRAINERS = ("transformers:Trainer", "transformers:Seq2SeqTrainer")
+# What each mixed-precision attribute the Trainer dropped said, and what says it now.
+_INTERNALS = {
+    "use_apex": "delete the apex branch it guards: transformers 5 has no apex backend",
+    "use_cpu_amp": "delete it: accelerate runs the Trainer's autocast (self.accelerator.mixed_precision names the "
+                   "precision, \"bf16\" where this was True)",
+    "amp_dtype": "use self.accelerator.mixed_precision (\"bf16\" or \"fp16\")",
+    "scaler": "use self.accelerator.backward(loss), which scales the loss (accelerate's scaler is "
+              "self.accelerator.scaler)",
+    "do_grad_scaling": "use self.accelerator.backward(loss), which scales the loss when fp16 is on",
+    "use_cuda_amp": "use self.accelerator.autocast(), or self.compute_loss_context_manager(), around the forward pass",
+}
+
+
+def _trainer_internal(names) -> tuple:
+    return tuple(AttributeRead(name, library="transformers", receiver_hint="", receivers=TRAINERS) for name in names)
+
+
+def internals_advice(site: Site, floors) -> str:
+    return _INTERNALS[site.name]
 
 
 def fix_fp16_backend(ctx, finding) -> Optional[Plan]:
@@ -180,5 +204,73 @@ RULES = [
         invalid=('from transformers.training_args import OptimizerNames\nname = OptimizerNames.ADAMW_APEX_FUSED\n',),
         valid=('import torch\nopt = make(optim="adamw_apex_fused")\n',),
         fixer=fix_optimizer,
+    ),
+    Rule(
+        code="APX306",
+        title="Trainer mixed-precision attributes removed in 5.0",
+        match=_trainer_internal(("use_apex", "use_cpu_amp", "amp_dtype")),
+        timeline=Timeline("transformers", None, removed_in="5.0.0", source="TF-07"),
+        subject="Trainer.{name}",
+        advice=internals_advice,
+        fix=Fix(Grade.DISPLAY, "the code around the read decides what replaces it; APX102's migration deletes an "
+                "`if self.use_apex:` branch that scales with apex"),
+        doc=("A `Trainer` subclass that copied transformers 4.x code reads `self.use_apex`, `self.use_cpu_amp` or "
+             "`self.amp_dtype`, which `Trainer.__init__` set up to 4.57; transformers 5.0 removed them (accelerate "
+             "runs the autocast and the loss scaling), so the read is an AttributeError at the first training step. "
+             "Found on `self` in the methods of classes that derive from `Trainer` or `Seq2SeqTrainer` (through "
+             "local subclasses too), never on a project's own trainer of that name."),
+        before=("from transformers import Trainer\n\n\n"
+                "class MyTrainer(Trainer):\n"
+                "    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):\n"
+                "        if self.use_cpu_amp:\n"
+                "            print(\"bfloat16 on the CPU\")\n"
+                "        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)\n"),
+        after=("from transformers import Trainer\n\n\n"
+               "class MyTrainer(Trainer):\n"
+               "    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):\n"
+               "        if self.accelerator.mixed_precision == \"bf16\":\n"
+               "            print(\"bfloat16 on the CPU\")\n"
+               "        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)\n"),
+        invalid=("import transformers\n\n\nclass T(transformers.Seq2SeqTrainer):\n    def dtype(self):\n"
+                 "        return self.amp_dtype\n",
+                 "from transformers import Trainer\n\n\nclass Base(Trainer):\n    pass\n\n\nclass T(Base):\n"
+                 "    def step(trainer):\n        return trainer.use_apex\n"),
+        valid=("from transformers import Trainer\n\n\nclass T(Trainer):\n    @staticmethod\n"
+               "    def f(self):\n        return self.use_apex\n",
+               "import transformers\n\n\nclass Trainer:  # a project's own\n    def __init__(self):\n"
+               "        self.use_apex = False\n\n    def step(self):\n        return self.use_apex\n",
+               "from transformers import Trainer\n\n\nclass T(Trainer):\n    def f(self, other):\n"
+               "        return other.use_apex\n"),
+    ),
+    Rule(
+        code="APX306",
+        title="Trainer loss-scaling attributes removed in 4.35",
+        match=_trainer_internal(("scaler", "do_grad_scaling", "use_cuda_amp")),
+        timeline=Timeline("transformers", None, removed_in="4.35.0", source="TF-08"),
+        subject="Trainer.{name}",
+        advice=internals_advice,
+        fix=Fix(Grade.DISPLAY, "what replaces the scaler's calls depends on the step they are in"),
+        doc=("Up to transformers 4.34 `Trainer` kept its own `torch.cuda.amp.GradScaler` in `self.scaler`, with "
+             "`self.do_grad_scaling` and `self.use_cuda_amp`; 4.35 moved the loss scaling into accelerate "
+             "(`self.accelerator.backward(loss)`), and a subclass that still steps `self.scaler` fails with "
+             "AttributeError."),
+        before=("from transformers import Trainer\n\n\n"
+                "class MyTrainer(Trainer):\n"
+                "    def training_step(self, model, inputs, num_items_in_batch=None):\n"
+                "        loss = self.compute_loss(model, inputs)\n"
+                "        if self.do_grad_scaling:\n"
+                "            self.scaler.scale(loss).backward()\n"
+                "        else:\n"
+                "            loss.backward()\n"
+                "        return loss.detach()\n"),
+        after=("from transformers import Trainer\n\n\n"
+               "class MyTrainer(Trainer):\n"
+               "    def training_step(self, model, inputs, num_items_in_batch=None):\n"
+               "        loss = self.compute_loss(model, inputs)\n"
+               "        self.accelerator.backward(loss)\n"
+               "        return loss.detach()\n"),
+        invalid=("from transformers import Seq2SeqTrainer\n\n\nclass T(Seq2SeqTrainer):\n    def f(self):\n"
+                 "        return self.use_cuda_amp\n",),
+        valid=("import torch\n\n\nclass T:\n    def f(self):\n        return self.scaler\n",),
     ),
 ]
