@@ -93,8 +93,18 @@ _output = F.apply(_input)
 _output.sum().backward()
 """
 APEX_ABSENT = Raises(ModuleNotFoundError, "No module named 'apex'")
+# accelerate keeps one AcceleratorState per process, and an Accelerator of another precision than the
+# state's raises: each example starts from a fresh one (accelerate's own tests reset it so).
+ACCELERATE_FRESH = """\
+from accelerate.state import AcceleratorState as _AcceleratorState
+_AcceleratorState._reset_state(reset_partial_state=True)
+"""
+ACCELERATE = TORCH + ACCELERATE_FRESH + """\
+import types
+args = types.SimpleNamespace(fp16=True)
+"""
 # A transformers Trainer subclass an example defines (MyTrainer), built on the CPU and stepped once.
-TRAINER_STEP = """
+TRAINER_STEP = ACCELERATE_FRESH + """
 import tempfile as _tempfile
 import torch as _torch
 from transformers import TrainingArguments as _TrainingArguments
@@ -329,6 +339,20 @@ SCENARIOS = {
         invalid=(SILENT, Warns("DeprecationWarning", r"torch\.set_autocast_xla_dtype\(dtype\) is deprecated"),
                  SILENT),  # an import, a reference: the warning comes with a call
         prelude=TORCH, observe=observe_autocast_state),
+    # --- accelerate -------------------------------------------------------------------------------
+    ("APX401", "Accelerator(fp16=...)"): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'fp16'"),
+        invalid=(Raises(TypeError, "unexpected keyword argument 'fp16'"),),
+        prelude=ACCELERATE, observe=lambda outcome: outcome.namespace["accelerator"].mixed_precision),
+    ("APX402", "Accelerator.use_fp16"): Scenario(
+        Raises(AttributeError, "no attribute 'use_fp16'"), invalid=(NOT_RUNNABLE,),  # a method nothing calls
+        prelude=ACCELERATE, observe=lambda outcome: outcome.namespace["scaled"]),
+    ("APX403", "accelerator.autocast(cache_enabled=...)"): Scenario(
+        Raises(TypeError, "unexpected keyword argument 'cache_enabled'"), invalid=(NOT_RUNNABLE,),
+        prelude=ACCELERATE),
+    ("APX404", "accelerate.utils.is_apex_available"): Scenario(
+        Raises(ImportError, "cannot import name 'is_apex_available'"),
+        invalid=(Raises(AttributeError, "has no attribute 'is_apex_available'"),), prelude=ACCELERATE),
     # --- transformers -----------------------------------------------------------------------------
     ("APX306", "Trainer mixed-precision attributes removed in 5.0"): Scenario(
         Raises(AttributeError, "object has no attribute 'use_cpu_amp'"),

@@ -24,9 +24,12 @@ PREVIOUS = {
                           "2.1.1": "2.1.0", "2.2.0": "2.1.4"},
     "transformers": {"4.13.0": "4.12.5", "4.27.0": "4.26.1", "4.35.0": "4.34.1", "5.0.0": "4.57.6",
                      "5.8.0": "5.7.0"},
+    "accelerate": {"0.6.0": "0.5.1", "0.16.0": "0.15.0", "0.17.0": "0.16.0", "0.19.0": "0.18.0", "0.22.0": "0.21.0",
+                   "1.0.0": "0.34.2"},
     "torch": {"1.10.0": "1.9.0", "1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.3.0": "2.2.2", "2.4.0": "2.3.1"},
 }
-DIST = {"lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
+DIST = {"accelerate": "accelerate", "lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
+ACCELERATOR = "accelerate/accelerator.py"
 PL = "pytorch_lightning/"
 PLUGINS = PL + "plugins/__init__.py"
 CONNECTOR = PL + "trainer/connectors/accelerator_connector.py"
@@ -163,6 +166,25 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
                                                    "torch.get_autocast_gpu_dtype() is deprecated")),
         Check("replacement", "2.4.0",
               stub_declares("torch/_C/__init__.pyi", "def get_autocast_dtype(device_type: str)")),
+    ),
+    ("APX401", "Accelerator(fp16=...)"): (
+        Check("deprecated", "0.6.0", warns(ACCELERATOR, "Accelerator", "__init__", mentioning="fp16")),
+        Check("removed", "0.16.0", parameter(ACCELERATOR, "Accelerator", "fp16")),
+        Check("replacement", "0.6.0", parameter(ACCELERATOR, "Accelerator", "mixed_precision")),
+    ),
+    ("APX402", "Accelerator.use_fp16"): (
+        Check("deprecated", "0.17.0", warns(ACCELERATOR, "Accelerator", "use_fp16")),
+        Check("removed", "1.0.0", member(ACCELERATOR, "Accelerator", "use_fp16")),
+        Check("replacement", "0.6.0", member(ACCELERATOR, "Accelerator", "mixed_precision")),
+    ),
+    ("APX403", "accelerator.autocast(cache_enabled=...)"): (
+        Check("deprecated", "0.22.0", warns(ACCELERATOR, "Accelerator", "autocast", mentioning="cache_enabled"),
+              announced="0.23.0"),  # it lasted until 1.0
+        Check("removed", "1.0.0", parameter(ACCELERATOR, "Accelerator", "cache_enabled", function="autocast")),
+        Check("replacement", "0.22.0", binds("accelerate/utils/__init__.py", "AutocastKwargs")),
+    ),
+    ("APX404", "accelerate.utils.is_apex_available"): (
+        Check("removed", "0.19.0", binds("accelerate/utils/__init__.py", "is_apex_available")),
     ),
     ("APX301", "fp16_backend="): (
         Check("deprecated", "4.13.0", warns_for_value(ARGS, "fp16_backend", _fp16_backend_of_the_example())),

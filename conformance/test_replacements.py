@@ -17,7 +17,8 @@ from flake8_no_apex.spellings import SPELLINGS, spell
 
 # Where a bare class name in advice lives (Lightning's messages name the class the project imports).
 BARE_NAMES = ("lightning.pytorch.plugins", "lightning.fabric.plugins", "lightning.pytorch")
-LIBRARIES = ("torch", "lightning", "pytorch_lightning", "lightning_fabric", "lightning_utilities", "transformers")
+LIBRARIES = ("torch", "lightning", "pytorch_lightning", "lightning_fabric", "lightning_utilities", "transformers",
+             "accelerate")
 
 
 def resolve(dotted: str) -> object:

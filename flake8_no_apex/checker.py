@@ -26,6 +26,18 @@ from .table import (
 
 _ROOT_TO_LIBRARY = {root: lib for lib, roots in LIBRARY_ROOTS.items() for root in roots}
 
+
+def _calls_method_of(call: Optional[ast.Call], hint: str, method: str) -> bool:
+    """`accelerator.autocast(...)`, `self.accelerator.autocast(...)`: the method on a receiver whose
+    last identifier holds the hint."""
+    func = getattr(call, "func", None)
+    if not (isinstance(func, ast.Attribute) and func.attr == method):
+        return False
+    receiver = func.value
+    last = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
+    return hint in last.lower()
+
+
 # Calls that import or probe a module named by a string: `importlib.import_module("apex.amp")`,
 # `__import__("apex")`, and the availability checks Lightning used, `RequirementCache("apex")`
 # and `module_available("apex.amp")` (which the unrelated PyPI package `apex` also satisfies).
@@ -410,7 +422,7 @@ class Checker(ScopeVisitor):
     def _keyword(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value, callee, call, is_dict) -> None:
         if callee and any(symbol_matches(spec, callee) for spec in m.callees):
             library = None
-        elif m.any_call or (m.dict_forms and is_dict):
+        elif m.any_call or (m.dict_forms and is_dict) or m.method is not None and _calls_method_of(call, *m.method):
             library = m.library
         else:
             return

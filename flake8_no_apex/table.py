@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .resolve import Binding
 
 LIBRARY_NAMES = {
+    "accelerate": "accelerate",
     "apex": "NVIDIA apex",
     "lightning": "Lightning",
     "torch": "torch",
@@ -29,6 +30,7 @@ LIBRARY_NAMES = {
 # The import roots by which code reaches each library. Lightning ships under several
 # distribution names; the resolver folds them into `lightning.pytorch` / `lightning.fabric`.
 LIBRARY_ROOTS = {
+    "accelerate": ("accelerate",),
     "apex": ("apex",),
     "lightning": ("lightning", "pytorch_lightning", "lightning_fabric", "lightning_lite",
                   "flash"),  # lightning-flash: its Trainer subclasses Lightning's
@@ -182,6 +184,9 @@ class Keyword:
     dict_forms: bool = False
     argv: bool = False
     cli_definitions: bool = False
+    # (receiver hint, method): a call of that method on a receiver named like the hint
+    # (`accelerator.autocast(cache_enabled=...)`, `self.accelerator.autocast(...)`), in modules importing `library`
+    method: Optional[Tuple[str, str]] = None
 
 
 @dataclass(frozen=True)

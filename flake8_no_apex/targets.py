@@ -34,6 +34,7 @@ DISTRIBUTIONS = {
     "lightning-fabric": "lightning",
     "lightning-lite": "lightning",
     "transformers": "transformers",
+    "accelerate": "accelerate",
 }
 _REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
@@ -87,7 +88,7 @@ def parse_option(text: str, source: str = "--apex-target-versions") -> Optional[
         name, sep, version = (s.strip() for s in item.partition("="))
         library = DISTRIBUTIONS.get(_canonical(name))
         if not sep or library is None:
-            known = ", ".join(sorted({"torch", "lightning", "transformers"}))
+            known = ", ".join(sorted(set(DISTRIBUTIONS.values())))
             raise TargetError(f"{item!r}: expected LIBRARY=VERSION with LIBRARY one of {known}, or 'auto'")
         try:
             floors[library] = Version(version)

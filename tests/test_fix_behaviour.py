@@ -136,3 +136,24 @@ def test_the_stub_records_what_the_old_and_new_spellings_do(stub_torch):
     assert behaviour(stub_torch, old) == behaviour(stub_torch, new)
     wrong = new.replace("enabled=False", "False")
     assert behaviour(stub_torch, wrong) != behaviour(stub_torch, old)  # False as the dtype: caught
+
+
+@pytest.mark.parametrize("before, after, unsafe", [
+    ("Accelerator(fp16=True)", 'Accelerator(mixed_precision="fp16")', False),
+    ("Accelerator(fp16=False, cpu=True)", "Accelerator(cpu=True)", False),
+    ("Accelerator(fp16=args.fp16)", 'Accelerator(mixed_precision="fp16" if args.fp16 else None)', False),
+    ("Accelerator(fp16=a or b)", 'Accelerator(mixed_precision="fp16" if (a or b) else None)', False),
+    ("Accelerator(fp16=args.fp16, mixed_precision=args.mp)",
+     'Accelerator(mixed_precision="fp16" if args.fp16 else args.mp)', True),
+    ("Accelerator(fp16=f(), mixed_precision=g())", None, True),  # each call would run another number of times
+])
+def test_accelerator_fp16_becomes_what_accelerate_did_with_it(before, after, unsafe):
+    source = f"from accelerate import Accelerator\n\naccelerator = {before}\n"
+    safe = fix_text(source).text
+    both = fix_text(source, unsafe=True).text
+    if after is None:
+        assert both == source
+        return
+    expected = f"from accelerate import Accelerator\n\naccelerator = {after}\n"
+    assert both == expected
+    assert safe == (source if unsafe else expected)

@@ -363,3 +363,18 @@ def test_the_generic_autocast_state_functions_wait_for_a_torch_floor_of_2_4():
     assert fix_text(source, floors={"torch": V("2.3")}).text == source
     fixed = 'import torch\n\ndtype = torch.get_autocast_dtype("cuda")\n'
     assert fix_text(source, floors={"torch": V("2.4")}).text == fixed
+
+
+def test_accelerate_is_a_target_its_rules_follow(tmp_path):
+    """accelerate's floor comes from the project's metadata like torch's: `autocast(cache_enabled=...)`
+    is reported once the floor has AutocastKwargs (0.22), `Accelerator(fp16=...)` once it has
+    `mixed_precision` (0.6), and the message says "deprecated" below the removal."""
+    write(tmp_path, "requirements.txt", "accelerate>=0.20\n")
+    assert floors(tmp_path) == {"accelerate": V("0.20")}
+    source = ("from accelerate import Accelerator\n\naccelerator = Accelerator(fp16=True)\n"
+              "with accelerator.autocast(cache_enabled=True):\n    pass\n")
+    found = {f.code: f.message for f in check_tree(ast.parse(source), floors={"accelerate": V("0.20")})}
+    assert set(found) == {"APX401"} and "was removed in accelerate 0.16" in found["APX401"]
+    found = {f.code: f.message for f in check_tree(ast.parse(source), floors={"accelerate": V("0.22")})}
+    assert "APX403 accelerator.autocast(cache_enabled=...) is deprecated since accelerate 0.22" in found["APX403"]
+    assert targets.parse_option("accelerate=0.22").floors == {"accelerate": V("0.22")}

@@ -702,7 +702,7 @@ RULES = [
         title="timm's ApexScaler",
         match=(Symbols("timm.utils", {"ApexScaler": "timm.utils.NativeScaler()"}),
                Symbols("timm.utils.cuda", {"ApexScaler": "timm.utils.NativeScaler()"})),
-        timeline=Timeline("apex", "23.05", removed_in="25.07", source="AX-01, TM-01"),
+        timeline=Timeline("apex", "23.05", removed_in="25.07", source="AX-01, TM-03"),
         subject="apex.amp inside {name}",
         advice="use {replacement} with the forward pass under torch.amp.autocast(\"cuda\") and no amp.initialize "
                "(give it parameters= where it clips)",
