@@ -103,6 +103,14 @@ def deleting_commit(module: str) -> Optional[Tuple[str, str]]:
     return None
 
 
+def name_removing_commit(module: str, name: str) -> Optional[Tuple[str, str]]:
+    """(commit, day) of the newest commit on the main branch that changed how often the module's
+    source says `name`: where a name that moved out of a module that stays (`apex.optimizers`) left."""
+    found = git("log", "-1", "--first-parent", "--format=%H %cs", "-S", name, "HEAD", "--",
+                *module_paths(module)).split()
+    return (found[0], found[1]) if found else None
+
+
 def warned_from(module: str) -> Optional[str]:
     """The day of the first commit that put the deprecation warning into the module."""
     days = git("log", "--reverse", "--format=%cs", "-S", WARNING, "HEAD", "--", *module_paths(module)).split()

@@ -207,6 +207,8 @@ SCENARIOS = {
         APEX_ABSENT, invalid=(APEX_ABSENT,) * 5 + (NOT_RUNNABLE,) * 2,  # the last two catch the ImportError
         prelude=TORCH, verdict="cited source"),
     # removed after apex's last tag: their history is read from apex's git (test_apex_history.py)
+    ("APX001", "apex.optimizers.FP16_Optimizer (moved 2019-10-04)"): Scenario(
+        APEX_ABSENT, invalid=(APEX_ABSENT,), prelude=TORCH, verdict="cited source"),
     ("APX001", "import of apex.transformer (removed 2026-01-14)"): Scenario(
         APEX_ABSENT, invalid=(APEX_ABSENT,) * 2, prelude=TORCH, verdict="cited source"),
     ("APX001", "import of apex.contrib.fmha, multihead_attn (removed 2026-07-08)"): Scenario(

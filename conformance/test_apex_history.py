@@ -38,12 +38,22 @@ def test_the_table_has_apex_rows_of_every_kind():
     assert {(True, False, False), (False, True, False), (False, False, True)} <= kinds
 
 
+def _moved_name(module: str, name: str) -> bool:
+    """A name that left its module before apex's first tag, or left a module apex keeps
+    (`apex.optimizers.FP16_Optimizer`, moved to apex.contrib in 2019): dated by the commit that
+    took the name out, not by one that deleted the module."""
+    return bool(name) and (history.has_module("HEAD", module) or not history.has_module(history.tags()[0], module))
+
+
 def last_revision_with(rule, module: str) -> str:
     """Where a part of a row must still be found: the tag before its removal, the parent of the
     commit that deleted it, or apex's newest commit for what is maintained."""
     timeline = rule.timeline
     if timeline.library == "apex" and timeline.removed_in:
         return history.previous_tag(timeline.removed_in)
+    name = next((name for m, name in apex_parts(rule) if m == module), "")
+    if timeline.library == "apex" and timeline.removed_on and _moved_name(module, name):
+        return history.name_removing_commit(module, name)[0] + "^"
     if timeline.library == "apex" and timeline.removed_on:
         deleted = history.deleting_commit(module)
         assert deleted is not None, f"no commit deleted {module}"
@@ -72,7 +82,13 @@ def test_removed_in_is_the_first_tag_without_the_module(rule):
 @pytest.mark.parametrize("rule", [r for r in APEX_ROWS if r.timeline.library == "apex" and r.timeline.removed_on],
                          ids=lambda r: f"{r.code}-{r.title}")
 def test_removed_on_is_the_day_the_main_branch_deleted_it(rule):
-    for module in {module for module, _ in apex_parts(rule)}:
+    for module, name in apex_parts(rule):
+        if _moved_name(module, name):
+            moved = history.name_removing_commit(module, name)
+            assert moved is not None and moved[1] == rule.timeline.removed_on, (module, name, moved)
+            assert history.defines(moved[0] + "^", module, name) and not history.defines(moved[0], module, name)
+            assert not any(history.defines(tag, module, name) for tag in history.tags()), f"{module}.{name} at a tag"
+            continue
         deleted = history.deleting_commit(module)
         assert deleted is not None and deleted[1] == rule.timeline.removed_on, (module, deleted)
         assert not history.has_module("HEAD", module)

@@ -225,6 +225,32 @@ RULES = [
     ),
     Rule(
         code="APX001",
+        title="apex.optimizers.FP16_Optimizer (moved 2019-10-04)",
+        match=(Symbols("apex.optimizers", {"FP16_Optimizer": ""}),
+               Symbols("apex.optimizers.fp16_optimizer", {"FP16_Optimizer": ""})),
+        timeline=Timeline("apex", None, removed_on="2019-10-04", source="AX-25"),
+        subject="{name}",
+        advice="use torch.amp.autocast(\"cuda\") and torch.amp.GradScaler(\"cuda\") with a torch.optim optimizer "
+               "(apex.contrib.optimizers.FP16_Optimizer is the same class, in apex built with "
+               "--deprecated_fused_adam)",
+        fix=Fix(Grade.DISPLAY, "it held fp16 master weights of its own: the training step moves to native AMP "
+                "as a whole"),
+        doc=("`from apex.optimizers import FP16_Optimizer` is the 2018-2019 API BERT-era scripts import next to "
+             "`FusedAdam` (`FP16_Optimizer(FusedAdam(params), dynamic_loss_scale=True)`, then "
+             "`optimizer.backward(loss)`). Commit 1904e48d (2019-10-04, #517) moved it to "
+             "`apex.contrib.optimizers`, built only with `--deprecated_fused_adam`: no apex tag has it in "
+             "`apex.optimizers`, so the import is an ImportError on every apex a project can install today. "
+             "(`apex.fp16_utils.FP16_Optimizer`, another class, is APX106.)"),
+        before=("from apex.optimizers import FP16_Optimizer, FusedAdam\n\n"
+                "optimizer = FP16_Optimizer(FusedAdam(params), dynamic_loss_scale=True)\n"),
+        after=("import torch\n\noptimizer = torch.optim.AdamW(params, fused=True)\n"
+               "scaler = torch.amp.GradScaler(\"cuda\")\n"),
+        invalid=("import apex\n\noptimizer = apex.optimizers.FP16_Optimizer(base, static_loss_scale=128.0)\n",),
+        valid=("from apex.contrib.optimizers import FP16_Optimizer\n",
+               "from apex.optimizers import FusedLAMB\n"),
+    ),
+    Rule(
+        code="APX001",
         title="import of apex.transformer (removed 2026-01-14)",
         match=(Modules({"apex.transformer": "Megatron Core (megatron-core on PyPI: megatron.core.tensor_parallel, "
                                             "megatron.core.parallel_state), or torch.distributed.tensor.parallel"}),),
