@@ -110,18 +110,25 @@ class _Recorder:
 
 
 def run(program: str, prelude: str = "", epilogue: str = "", name: str = "example") -> Outcome:
-    """Execute prelude + program + epilogue in a fresh namespace, quietly."""
+    """Execute prelude + program + epilogue in a fresh namespace, quietly. torch's warnings that
+    come once per process (`torch.set_default_tensor_type`'s) come every time, and the process-wide
+    defaults an example may set (the default dtype) are put back after it."""
     namespace: Dict[str, object] = {"__name__": f"conformance_{name}"}
     error = None
+    saved = torch.get_default_dtype(), torch.is_warn_always_enabled()
     logging.disable(logging.CRITICAL)
     with warnings.catch_warnings(record=True) as caught, _Recorder().installed() as recorder, \
             contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("always")
+        torch.set_warn_always(True)
         try:
             for part, text in (("prelude", prelude), (name, program), ("epilogue", epilogue)):
                 exec(compile(text, f"<{part}>", "exec"), namespace)
         except Exception as raised:  # what the example does is the result
             error = raised
+        finally:
+            torch.set_default_dtype(saved[0])
+            torch.set_warn_always(saved[1])
     logging.disable(logging.NOTSET)
     return Outcome(error, list(caught), namespace, recorder.autocasts, recorder.scalers, recorder.calls)
 

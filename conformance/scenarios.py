@@ -207,6 +207,11 @@ SCENARIOS = {
         APEX_ABSENT, invalid=(APEX_ABSENT,) * 5 + (NOT_RUNNABLE,) * 2,  # the last two catch the ImportError
         prelude=TORCH, verdict="cited source"),
     # removed after apex's last tag: their history is read from apex's git (test_apex_history.py)
+    # mmcv 1.x is not installed beside this torch (nor 2.x, which has no mmcv.runner): its history is read
+    # from git (conformance/test_mmcv.py), mmengine's replacements from its wheel
+    ("APX501", "mmcv 1.x fp16 utilities"): Scenario(
+        Raises(ModuleNotFoundError, "No module named 'mmcv'"),
+        invalid=(Raises(ModuleNotFoundError, "No module named 'mmcv'"),) * 3, prelude=TORCH, verdict="cited source"),
     ("APX001", "apex.optimizers.FP16_Optimizer (moved 2019-10-04)"): Scenario(
         APEX_ABSENT, invalid=(APEX_ABSENT,), prelude=TORCH, verdict="cited source"),
     ("APX001", "import of apex.transformer (removed 2026-01-14)"): Scenario(
@@ -335,6 +340,11 @@ SCENARIOS = {
         invalid=(Raises(AttributeError, "'NoneType' object has no attribute 'scale_loss'"),
                  Raises(AttributeError, "'NoneType' object has no attribute '__dict__'")),
         prelude=TIMM, verdict="running"),
+    ("APX207", "torch.set_default_tensor_type"): Scenario(
+        Warns("UserWarning", r"set_default_tensor_type\(\) is deprecated as of PyTorch 2\.1"),
+        invalid=(Warns("UserWarning", r"set_default_tensor_type\(\) is deprecated as of PyTorch 2\.1"), SILENT),
+        prelude=TORCH, epilogue="_dtype = (torch.tensor([1.0]).dtype, torch.Tensor(2).dtype, torch.zeros(1).dtype)\n",
+        observe=lambda outcome: outcome.namespace["_dtype"]),
     # raised from C++ as a DeprecationWarning (Python hides it outside __main__; the runs here record it)
     ("APX206", "torch autocast state functions of one device"): Scenario(
         Warns("DeprecationWarning", r"torch\.get_autocast_gpu_dtype\(\) is deprecated"),

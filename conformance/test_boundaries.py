@@ -26,7 +26,8 @@ PREVIOUS = {
                      "5.8.0": "5.7.0"},
     "accelerate": {"0.6.0": "0.5.1", "0.16.0": "0.15.0", "0.17.0": "0.16.0", "0.19.0": "0.18.0", "0.22.0": "0.21.0",
                    "1.0.0": "0.34.2"},
-    "torch": {"1.10.0": "1.9.0", "1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.3.0": "2.2.2", "2.4.0": "2.3.1"},
+    "torch": {"1.10.0": "1.9.0", "1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.1.0": "2.0.1", "2.3.0": "2.2.2",
+              "2.4.0": "2.3.1"},
 }
 DIST = {"accelerate": "accelerate", "lightning": "pytorch-lightning", "torch": "torch", "transformers": "transformers"}
 ACCELERATOR = "accelerate/accelerator.py"
@@ -186,6 +187,11 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
     ("APX404", "accelerate.utils.is_apex_available"): (
         Check("removed", "0.19.0", binds("accelerate/utils/__init__.py", "is_apex_available")),
     ),
+    ("APX207", "torch.set_default_tensor_type"): (
+        Check("deprecated", "2.1.0", library_holds("torch/lib/libtorch_python.dylib",
+                                                   "torch.set_default_tensor_type() is deprecated")),
+        Check("replacement", "2.0.0", binds("torch/__init__.py", "set_default_device")),
+    ),
     ("APX301", "fp16_backend="): (
         Check("deprecated", "4.13.0", warns_for_value(ARGS, "fp16_backend", _fp16_backend_of_the_example())),
         Check("removed", "5.0.0", member(ARGS, "TrainingArguments", "fp16_backend")),
@@ -216,6 +222,9 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
 }
 # Timeline versions no wheel can check here, and why.
 CITED_ONLY = {
+    ("APX501", "mmcv 1.x fp16 utilities"): "mmcv publishes sdists that build extensions, no wheel to read; "
+    "conformance/test_mmcv.py reads the boundary off mmcv's git tags (v1.7.2 has mmcv.runner, v2.0.0rc1 and v2.0.0 "
+    "do not)",
     ("APX108", "apex.normalization.FusedLayerNorm"): "torch.nn.LayerNorm came with torch 0.4.0, older than any "
     "wheel for a Python this runs on; test_layer_norm_predates_the_oldest_wheel checks the oldest one has it",
     ("APX110", "other apex parts with a native equivalent"): "torch.nn.Linear and the activations are as old as "

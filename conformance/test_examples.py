@@ -20,8 +20,9 @@ from scenarios import (
 
 IDS = [f"{rule.code}-{rule.title}" for rule in PYTHON_RULES]
 # what a library's "is deprecated" is: torch's Python code raises FutureWarning, its C++ bindings
-# (the autocast state functions) DeprecationWarning
-DEPRECATION_CATEGORY = {"torch": (TORCH_DEPRECATION, "DeprecationWarning"), "lightning": (LIGHTNING_DEPRECATION,),
+# DeprecationWarning (the autocast state functions) or UserWarning (set_default_tensor_type)
+DEPRECATION_CATEGORY = {"torch": (TORCH_DEPRECATION, "DeprecationWarning", "UserWarning"),
+                        "lightning": (LIGHTNING_DEPRECATION,),
                         "transformers": (TRANSFORMERS_DEPRECATION,)}
 
 

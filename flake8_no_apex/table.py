@@ -23,6 +23,7 @@ LIBRARY_NAMES = {
     "accelerate": "accelerate",
     "apex": "NVIDIA apex",
     "lightning": "Lightning",
+    "mmcv": "mmcv",
     "torch": "torch",
     "transformers": "transformers",
 }
@@ -36,7 +37,8 @@ LIBRARY_ROOTS = {
                   "flash"),  # lightning-flash: its Trainer subclasses Lightning's
     "torch": ("torch",),
     "transformers": ("transformers",),
-    "timm": ("timm",),  # its ApexScaler wraps apex.amp: the rule's timeline is apex's
+    "timm": ("timm",),
+    "mmcv": ("mmcv",),  # its ApexScaler wraps apex.amp: the rule's timeline is apex's
 }
 # Libraries whose releases carry no version a project could declare a floor of (apex is
 # installed from a git checkout): its rules apply whatever the targets say.

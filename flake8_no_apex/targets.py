@@ -35,6 +35,9 @@ DISTRIBUTIONS = {
     "lightning-lite": "lightning",
     "transformers": "transformers",
     "accelerate": "accelerate",
+    "mmcv": "mmcv",
+    "mmcv-full": "mmcv",
+    "mmcv-lite": "mmcv",
 }
 _REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")

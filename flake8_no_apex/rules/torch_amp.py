@@ -187,6 +187,53 @@ def fix_state_function(ctx, finding) -> Optional[Plan]:
     return torch_plan(site, edits, Grade.SAFE)
 
 
+# The floating tensor types set_default_tensor_type takes, and the dtype each means.
+_TENSOR_TYPES = {"FloatTensor": "float32", "DoubleTensor": "float64", "HalfTensor": "float16",
+                 "BFloat16Tensor": "bfloat16"}
+
+
+def _tensor_type(site: Site) -> Optional[tuple]:
+    """(dtype, on CUDA) of `set_default_tensor_type(torch.cuda.HalfTensor)` (through the name that
+    binds torch there) or of its string form."""
+    call = _called(site)
+    if call is None or len(call.args) != 1 or call.keywords:
+        return None
+    argument = call.args[0]
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        parts = argument.value.split(".")
+    elif isinstance(argument, ast.Attribute) and torch_name(site):
+        parts = ast.unparse(argument).split(".")
+        parts[0] = "torch" if parts[0] == torch_name(site) else ""
+    else:
+        return None
+    if parts[0] != "torch" or parts[-1] not in _TENSOR_TYPES or parts[1:-1] not in ([], ["cuda"]):
+        return None
+    return _TENSOR_TYPES[parts[-1]], parts[1:-1] == ["cuda"]
+
+
+def default_tensor_type_advice(site: Site, floors: Floors) -> str:
+    found = _tensor_type(site)
+    if found is None:
+        return "use torch.set_default_dtype(dtype) and torch.set_default_device(device)"
+    dtype, cuda = found
+    if cuda:
+        return f'use torch.set_default_dtype(torch.{dtype}) and torch.set_default_device("cuda")'
+    return f"use torch.set_default_dtype(torch.{dtype})"
+
+
+def fix_default_tensor_type(ctx, finding) -> Optional[Plan]:
+    """A CPU type -> `set_default_dtype(torch.<dtype>)`; unsafe: the old call also made the CPU the
+    default device again after a CUDA type. CUDA types need a second statement: shown only."""
+    site = finding.site
+    call = _called(site)
+    found = _tensor_type(site)
+    torch = torch_name(site)
+    if found is None or found[1] or torch is None:
+        return None
+    torch = torch or "torch"
+    return torch_plan(site, [replace(ctx.source, call, f"{torch}.set_default_dtype({torch}.{found[0]})")], Grade.UNSAFE)
+
+
 _FALLBACK_DOC = (
     "Not reported in the fallback half of a compatibility shim: an `except ImportError:` whose "
     "`try:` uses the new spelling, or the other branch of a version check "
@@ -405,6 +452,30 @@ RULES = [
         shim_exempt=True,
         shim_spellings=("torch.get_autocast_dtype", "torch.set_autocast_dtype"),
         fixer=fix_state_function,
+        fix_modules=TORCH,
+    ),
+    Rule(
+        code="APX207",
+        title="torch.set_default_tensor_type",
+        match=(Symbols("torch", {"set_default_tensor_type": ""}),),
+        timeline=Timeline("torch", "2.1", replacement_since="2.0", source="PT-10"),
+        subject="{name}",
+        advice=default_tensor_type_advice,
+        fix=Fix(Grade.UNSAFE, "for a CPU type, set_default_dtype gives tensors the same dtype, but the old call also "
+                "made the CPU the default device again after a CUDA type had been set; a CUDA type needs "
+                "set_default_device too, a second statement a person places (it also moves every factory call "
+                "without a device to CUDA)"),
+        doc=("`torch.set_default_tensor_type(torch.cuda.HalfTensor)` is how pure-fp16 scripts of the apex era made "
+             "every new tensor a CUDA half tensor. torch 2.1 deprecated it (a UserWarning from C++): the dtype and "
+             "the device are set apart, `torch.set_default_dtype(torch.float16)` and "
+             "`torch.set_default_device(\"cuda\")` (the latter since torch 2.0)."),
+        before="import torch\n\ntorch.set_default_tensor_type(torch.DoubleTensor)\n",
+        after="import torch\n\ntorch.set_default_dtype(torch.float64)\n",
+        invalid=("import torch\n\ntorch.set_default_tensor_type(\"torch.FloatTensor\")\n",
+                 "from torch import set_default_tensor_type\n"),
+        valid=("import torch\n\ntorch.set_default_dtype(torch.float16)\n",
+               "import mindspore\n\nmindspore.set_default_tensor_type(mindspore.float16)\n"),
+        fixer=fix_default_tensor_type,
         fix_modules=TORCH,
     ),
 ]
