@@ -209,6 +209,11 @@ SCENARIOS = {
     # removed after apex's last tag: their history is read from apex's git (test_apex_history.py)
     # mmcv 1.x is not installed beside this torch (nor 2.x, which has no mmcv.runner): its history is read
     # from git (conformance/test_mmcv.py), mmengine's replacements from its wheel
+    # DeepSpeed is not installable here (its sdist builds against a CUDA torch): the 0.19.8 sdist's
+    # config.py is the evidence (docs/timeline.md, DS-01)
+    ("APX601", 'DeepSpeed "amp" section'): Scenario(
+        Raises(ModuleNotFoundError, "No module named 'deepspeed'"), invalid=(NOT_RUNNABLE, NOT_RUNNABLE),
+        prelude=TORCH, verdict="cited source"),
     ("APX501", "mmcv 1.x fp16 utilities"): Scenario(
         Raises(ModuleNotFoundError, "No module named 'mmcv'"),
         invalid=(Raises(ModuleNotFoundError, "No module named 'mmcv'"),) * 3, prelude=TORCH, verdict="cited source"),

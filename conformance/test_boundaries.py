@@ -222,6 +222,8 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
 }
 # Timeline versions no wheel can check here, and why.
 CITED_ONLY = {
+    ("APX601", 'DeepSpeed "amp" section'): "DeepSpeed publishes sdists that build against a CUDA torch, no wheel to "
+    "read; the 0.19.8 sdist's deepspeed/runtime/config.py (raising DeepSpeedConfigError for \"amp\") is cited in DS-01",
     ("APX501", "mmcv 1.x fp16 utilities"): "mmcv publishes sdists that build extensions, no wheel to read; "
     "conformance/test_mmcv.py reads the boundary off mmcv's git tags (v1.7.2 has mmcv.runner, v2.0.0rc1 and v2.0.0 "
     "do not)",

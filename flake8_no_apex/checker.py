@@ -27,6 +27,14 @@ from .table import (
 _ROOT_TO_LIBRARY = {root: lib for lib, roots in LIBRARY_ROOTS.items() for root in roots}
 
 
+def _holds_keys(value: ast.AST, keys: Tuple[str, ...]) -> bool:
+    """A dict literal or `dict(...)` call with one of the keys: a config section (`"amp": {"enabled": true}`)."""
+    if isinstance(value, ast.Dict):
+        return any(_literal(k) in keys for k in value.keys if k is not None)
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" and any(
+        k.arg in keys for k in value.keywords)
+
+
 def _calls_method_of(call: Optional[ast.Call], hint: str, method: str) -> bool:
     """`accelerator.autocast(...)`, `self.accelerator.autocast(...)`: the method on a receiver whose
     last identifier holds the hint."""
@@ -460,6 +468,8 @@ class Checker(ScopeVisitor):
                 call: Optional[ast.Call] = None) -> None:
         """Report a setting whose value the row looks for; each literal arm of `16 if fp16 else 32`
         is a finding of its own, at the arm."""
+        if m.section_keys and not _holds_keys(value, m.section_keys):
+            return
         for branch in _branches(m, value):
             replacement = self._value_replacement(m, _literal(branch))
             if replacement is not None:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 LIBRARY_NAMES = {
     "accelerate": "accelerate",
     "apex": "NVIDIA apex",
+    "deepspeed": "DeepSpeed",
     "lightning": "Lightning",
     "mmcv": "mmcv",
     "torch": "torch",
@@ -38,7 +39,8 @@ LIBRARY_ROOTS = {
     "torch": ("torch",),
     "transformers": ("transformers",),
     "timm": ("timm",),
-    "mmcv": ("mmcv",),  # its ApexScaler wraps apex.amp: the rule's timeline is apex's
+    "mmcv": ("mmcv",),
+    "deepspeed": ("deepspeed",),  # its ApexScaler wraps apex.amp: the rule's timeline is apex's
 }
 # Libraries whose releases carry no version a project could declare a floor of (apex is
 # installed from a git checkout): its rules apply whatever the targets say.
@@ -189,6 +191,8 @@ class Keyword:
     # (receiver hint, method): a call of that method on a receiver named like the hint
     # (`accelerator.autocast(cache_enabled=...)`, `self.accelerator.autocast(...)`), in modules importing `library`
     method: Optional[Tuple[str, str]] = None
+    # a config section: reported only where the value is a dict literal (or `dict(...)`) holding one of these keys
+    section_keys: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ DISTRIBUTIONS = {
     "mmcv": "mmcv",
     "mmcv-full": "mmcv",
     "mmcv-lite": "mmcv",
+    "deepspeed": "deepspeed",
 }
 _REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")

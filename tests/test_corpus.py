@@ -54,6 +54,7 @@ NOT_REPORTED = {
 TOTALS = {
     "APX001": 3, "APX003": 5, "APX004": 8, "APX005": 3, "APX006": 40, "APX007": 118,
     "APX009": 2, "APX101": 1, "APX102": 1, "APX103": 2, "APX201": 2, "APX203": 4, "APX207": 2,
+    "APX601": 2,
 }
 
 

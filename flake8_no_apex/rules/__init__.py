@@ -1,8 +1,9 @@
 """The rule table: every row of every family, in code order."""
-from . import accelerate, apex, lightning, mmcv, torch_amp, transformers
+from . import accelerate, apex, deepspeed, lightning, mmcv, torch_amp, transformers
 
 RULES = sorted(
-    [*apex.RULES, *lightning.RULES, *torch_amp.RULES, *transformers.RULES, *accelerate.RULES, *mmcv.RULES],
+    [*apex.RULES, *lightning.RULES, *torch_amp.RULES, *transformers.RULES, *accelerate.RULES, *mmcv.RULES,
+     *deepspeed.RULES],
     key=lambda rule: rule.code,
 )
 CODES = sorted({rule.code for rule in RULES})
