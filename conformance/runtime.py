@@ -8,6 +8,7 @@ see: the exception, the warnings, and the observable state a fix must keep.
 from __future__ import annotations
 
 import contextlib
+import os
 import inspect
 import io
 import logging
@@ -112,10 +113,10 @@ class _Recorder:
 def run(program: str, prelude: str = "", epilogue: str = "", name: str = "example") -> Outcome:
     """Execute prelude + program + epilogue in a fresh namespace, quietly. torch's warnings that
     come once per process (`torch.set_default_tensor_type`'s) come every time, and the process-wide
-    defaults an example may set (the default dtype) are put back after it."""
+    defaults an example may set (the default dtype, the working directory, PATH) are put back after it."""
     namespace: Dict[str, object] = {"__name__": f"conformance_{name}"}
     error = None
-    saved = torch.get_default_dtype(), torch.is_warn_always_enabled()
+    saved = torch.get_default_dtype(), torch.is_warn_always_enabled(), os.getcwd(), os.environ.get("PATH", "")
     logging.disable(logging.CRITICAL)
     with warnings.catch_warnings(record=True) as caught, _Recorder().installed() as recorder, \
             contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -129,6 +130,8 @@ def run(program: str, prelude: str = "", epilogue: str = "", name: str = "exampl
         finally:
             torch.set_default_dtype(saved[0])
             torch.set_warn_always(saved[1])
+            os.chdir(saved[2])
+            os.environ["PATH"] = saved[3]
     logging.disable(logging.NOTSET)
     return Outcome(error, list(caught), namespace, recorder.autocasts, recorder.scalers, recorder.calls)
 

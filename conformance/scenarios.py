@@ -8,6 +8,7 @@ binds the free names the examples use; `observe` is the state a fix must keep.
 """
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
@@ -103,6 +104,14 @@ ACCELERATE = TORCH + ACCELERATE_FRESH + """\
 import types
 args = types.SimpleNamespace(fp16=True)
 """
+# `accelerate launch` of this environment (on PATH), in a directory with a train.py that does nothing:
+# the launcher's argparse rejects --fp16 with exit status 2, and runs the script with --mixed_precision.
+LAUNCH = """\
+import os, sys, tempfile
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+os.chdir(tempfile.mkdtemp(prefix="apx-launch-"))
+open("train.py", "w").write("pass\\n")
+"""
 # A transformers Trainer subclass an example defines (MyTrainer), built on the CPU and stepped once.
 TRAINER_STEP = ACCELERATE_FRESH + """
 import tempfile as _tempfile
@@ -123,13 +132,15 @@ _inputs = {"x": _torch.ones(2, 2), "labels": _torch.zeros(2)}
 """
 TRAINER_LOSS = TRAINER_STEP + "_output = _trainer.compute_loss(_trainer.model, _inputs)\n"
 TRAINER_STEP += "_output = _trainer.training_step(_trainer.model, _inputs)\n"
-# timm 1.0's package imports torchvision (timm.layers), which does not run beside this torch build: its
-# loss scalers (timm/utils/cuda.py, with the clipping it imports) run from the installed timm without the
-# package's __init__ files, of which only timm/utils/__init__.py's `from .cuda import ApexScaler,
-# NativeScaler` is redone here.
+# timm 1.0's package imports torchvision (timm.layers), which does not run beside this torch build, and
+# installed it would break accelerate's CLI (which imports timm when it is there): its loss scalers
+# (timm/utils/cuda.py, with the clipping it imports) run from timm 1.0.31's wheel, unpacked into the
+# wheel cache, without the package's __init__ files, of which only timm/utils/__init__.py's
+# `from .cuda import ApexScaler, NativeScaler` is redone here.
 TIMM = TORCH + """\
-import importlib.machinery, sys, types
-_root = importlib.machinery.PathFinder.find_spec("timm").submodule_search_locations[0]
+import sys, types
+from wheels import unpacked
+_root = str(unpacked("timm", "1.0.31") / "timm")
 for _name, _path in (("timm", _root), ("timm.utils", _root + "/utils")):
     sys.modules.setdefault(_name, types.ModuleType(_name)).__path__ = [_path]
 sys.modules["timm"].utils = sys.modules["timm.utils"]
@@ -357,6 +368,9 @@ SCENARIOS = {
                  SILENT),  # an import, a reference: the warning comes with a call
         prelude=TORCH, observe=observe_autocast_state),
     # --- accelerate -------------------------------------------------------------------------------
+    ("APX405", "accelerate launch --fp16"): Scenario(
+        Raises(subprocess.CalledProcessError, "returned non-zero exit status 2"), invalid=(NOT_RUNNABLE,),
+        prelude=LAUNCH),
     ("APX401", "Accelerator(fp16=...)"): Scenario(
         Raises(TypeError, "unexpected keyword argument 'fp16'"),
         invalid=(Raises(TypeError, "unexpected keyword argument 'fp16'"),),

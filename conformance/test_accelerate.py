@@ -40,3 +40,15 @@ def test_the_fixed_call_builds_that_precision(fp16, expected):
         assert Accelerator(mixed_precision="fp16" if fp16 else None, cpu=True).mixed_precision == expected
     finally:
         AcceleratorState._reset_state(reset_partial_state=True)
+
+
+def test_the_launcher_rejects_fp16_and_takes_mixed_precision():
+    """accelerate 1.16's own `accelerate launch` parser: `--fp16` is an error, `--mixed_precision
+    fp16` the launcher's switch, and a `--fp16` after the script is the script's."""
+    from accelerate.commands.launch import launch_command_parser
+
+    parser = launch_command_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--fp16", "train.py"])
+    assert parser.parse_args(["--mixed_precision", "fp16", "train.py"]).mixed_precision == "fp16"
+    assert parser.parse_args(["train.py", "--fp16"]).training_script_args == ["--fp16"]

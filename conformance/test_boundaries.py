@@ -24,7 +24,8 @@ PREVIOUS = {
                           "2.1.1": "2.1.0", "2.2.0": "2.1.4"},
     "transformers": {"4.13.0": "4.12.5", "4.27.0": "4.26.1", "4.35.0": "4.34.1", "5.0.0": "4.57.6",
                      "5.8.0": "5.7.0"},
-    "accelerate": {"0.6.0": "0.5.1", "0.16.0": "0.15.0", "0.17.0": "0.16.0", "0.19.0": "0.18.0", "0.22.0": "0.21.0",
+    "accelerate": {"0.6.0": "0.5.1", "0.16.0": "0.15.0", "0.17.0": "0.16.0", "0.19.0": "0.18.0",
+                   "0.22.0": "0.21.0",
                    "1.0.0": "0.34.2"},
     "torch": {"1.10.0": "1.9.0", "1.12.0": "1.11.0", "2.0.0": "1.13.1", "2.1.0": "2.0.1", "2.3.0": "2.2.2",
               "2.4.0": "2.3.1"},
@@ -183,6 +184,11 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
               announced="0.23.0"),  # it lasted until 1.0
         Check("removed", "1.0.0", parameter(ACCELERATOR, "Accelerator", "cache_enabled", function="autocast")),
         Check("replacement", "0.22.0", binds("accelerate/utils/__init__.py", "AutocastKwargs")),
+    ),
+    ("APX405", "accelerate launch --fp16"): (
+        Check("deprecated", "0.6.0", warns("accelerate/commands/launch.py", mentioning="fp16")),
+        Check("removed", "0.16.0", text_anywhere('"--fp16"')),
+        Check("replacement", "0.6.0", text_anywhere('"--mixed_precision"')),
     ),
     ("APX404", "accelerate.utils.is_apex_available"): (
         Check("removed", "0.19.0", binds("accelerate/utils/__init__.py", "is_apex_available")),

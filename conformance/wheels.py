@@ -39,6 +39,16 @@ def wheel(dist: str, version: str) -> zipfile.ZipFile:
     return zipfile.ZipFile(found[0])
 
 
+def unpacked(dist: str, version: str) -> Path:
+    """The wheel of `dist==version` unpacked once into the cache (code run from it, not installed)."""
+    target = CACHE / f"{_wheel_name(dist)}-{version}-unpacked"
+    if not target.is_dir():
+        partial = target.with_name(target.name + ".part")
+        wheel(dist, version).extractall(partial)
+        partial.rename(target)
+    return target
+
+
 class Release:
     """One released version of a distribution, as its source files."""
 

@@ -35,6 +35,21 @@ def _holds_keys(value: ast.AST, keys: Tuple[str, ...]) -> bool:
         k.arg in keys for k in value.keywords)
 
 
+_INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
+
+
+def _runs_a_script(elements: List[ast.AST], items: List[object]) -> bool:
+    """An argument vector that starts a training script (`[sys.executable, "train.py", ...]`,
+    `["torchrun", "-m", "pkg.train", ...]`): the options in it are the script's, whether the module
+    that builds it imports the script's library or not."""
+    if not elements:
+        return False
+    first = elements[0]
+    interpreter = items[0] in _INTERPRETERS or ast.unparse(first) == "sys.executable" or isinstance(
+        items[0], str) and items[0].endswith(("/python", "/python3"))
+    return interpreter and any(isinstance(item, str) and (item.endswith(".py") or item == "-m") for item in items[1:])
+
+
 def _calls_method_of(call: Optional[ast.Call], hint: str, method: str) -> bool:
     """`accelerator.autocast(...)`, `self.accelerator.autocast(...)`: the method on a receiver whose
     last identifier holds the hint."""
@@ -480,26 +495,34 @@ class Checker(ScopeVisitor):
     def _visit_sequence(self, node) -> None:
         if isinstance(node.ctx, ast.Load):
             items = [_literal(e) for e in node.elts]
+            command = _runs_a_script(node.elts, items)  # a launcher's command line: no library import needed
+            script = next((i for i, item in enumerate(items) if isinstance(item, str) and item.endswith(".py")
+                           or i and items[i - 1] == "-m"), len(items))
+            launcher = tuple(items[:2]) if command else ()
             for i, item in enumerate(items):
                 if isinstance(item, str):  # _argv_flag takes only "--flag" items
-                    self._argv_flag(node.elts[i], item, items[i + 1] if i + 1 < len(items) else None)
+                    self._argv_flag(node.elts[i], item, items[i + 1] if i + 1 < len(items) else None,
+                                    command=command, launcher=launcher if i < script else ())
         self.generic_visit(node)
 
     visit_List = visit_Tuple = _visit_sequence
 
-    def _argv_flag(self, at: ast.AST, item: str, following: object, definition: bool = False) -> None:
+    def _argv_flag(self, at: ast.AST, item: str, following: object, definition: bool = False,
+                   command: bool = False, launcher: tuple = ()) -> None:
+        """A `--flag` of an argument vector (or one argparse defines); `launcher`: the launcher's
+        own words (`accelerate launch`) when the flag comes before the script it starts."""
         if not item.startswith("--"):
             return
         flag, eq, inline_value = item[2:].partition("=")
         flag = flag.rsplit(".", 1)[-1]  # LightningCLI: --trainer.amp_backend
         for m, rule in self.index.argv.get(flag, ()):
-            if definition and not m.cli_definitions:
+            if definition and not m.cli_definitions or m.launcher and m.launcher != launcher:
                 continue
             value = inline_value if eq else following
             replacement = self._value_replacement(m, value)
             if replacement is not None:
                 site = Site(at, m.name, replacement, value=value)
-                self.report(rule, site, (at.lineno, at.col_offset), library=m.library)
+                self.report(rule, site, (at.lineno, at.col_offset), library=None if command else m.library)
 
     # --- definitions ------------------------------------------------------------------
     def on_function(self, node) -> None:

@@ -193,6 +193,8 @@ class Keyword:
     method: Optional[Tuple[str, str]] = None
     # a config section: reported only where the value is a dict literal (or `dict(...)`) holding one of these keys
     section_keys: Tuple[str, ...] = ()
+    # with `argv`: a flag of a launcher only (`("accelerate", "launch")`), before the script it starts
+    launcher: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

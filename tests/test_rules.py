@@ -30,7 +30,7 @@ def test_codes_are_the_public_table():
         "APX111",
         "APX201", "APX202", "APX203", "APX204", "APX205", "APX206", "APX207",
         "APX301", "APX302", "APX303", "APX304", "APX305", "APX306",
-        "APX401", "APX402", "APX403", "APX404", "APX501", "APX601",
+        "APX401", "APX402", "APX403", "APX404", "APX405", "APX501", "APX601",
     ]
 
 

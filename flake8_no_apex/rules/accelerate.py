@@ -55,6 +55,15 @@ def fix_use_fp16(ctx, finding) -> Optional[Plan]:
     return plan([replace(ctx.source, node, f'({receiver}.mixed_precision != "no")')], Grade.UNSAFE)
 
 
+def fix_launch_fp16(ctx, finding) -> Optional[Plan]:
+    """`"--fp16"` -> `"--mixed_precision", "fp16"` in the launcher's argument vector."""
+    node = finding.site.node
+    if not (isinstance(node, ast.Constant) and node.value == "--fp16"):
+        return None
+    quote = ctx.source.segment(node)[0]
+    return plan([replace(ctx.source, node, f"{quote}--mixed_precision{quote}, {quote}fp16{quote}")], Grade.SAFE)
+
+
 RULES = [
     Rule(
         code="APX401",
@@ -124,6 +133,28 @@ RULES = [
                  "        with self.accelerator.autocast(cache_enabled=False):\n            return self.model(x)\n",),
         valid=("import accelerate\nimport torch\n\nwith torch.autocast(\"cuda\", cache_enabled=True):\n    pass\n",
                "import torch\n\nwith accelerator.autocast(cache_enabled=True):\n    pass\n"),
+    ),
+    Rule(
+        code="APX405",
+        title="accelerate launch --fp16",
+        match=(Keyword("fp16", library="accelerate", argv=True, launcher=("accelerate", "launch")),),
+        timeline=Timeline("accelerate", "0.6.0", removed_in="0.16.0", replacement_since="0.6.0", source="AC-02"),
+        subject="accelerate launch --fp16",
+        advice="use --mixed_precision fp16",
+        fix=Fix(Grade.SAFE, "`--mixed_precision fp16` is what the flag set, from accelerate 0.6 on; only the "
+                "launcher's own flag (before the script) is rewritten, a `--fp16` of the script stays"),
+        doc=("`accelerate launch --fp16 train.py` warned from accelerate 0.6 (a DeprecationWarning; a FutureWarning "
+             "from 0.14) and is an argparse error from 0.16 "
+             "(\"unrecognized arguments\"); the launcher's switch is `--mixed_precision fp16` (also \"bf16\", "
+             "\"no\"). Found in argument vectors built in Python (`subprocess.run([\"accelerate\", \"launch\", "
+             "\"--fp16\", \"train.py\"])`) before the script they start: a `--fp16` after it is the script's own."),
+        before='import subprocess\n\nsubprocess.run(["accelerate", "launch", "--fp16", "train.py"], check=True)\n',
+        after=('import subprocess\n\n'
+               'subprocess.run(["accelerate", "launch", "--mixed_precision", "fp16", "train.py"], check=True)\n'),
+        invalid=('command = ["accelerate", "launch", "--num_processes", "2", "--fp16", "-m", "pkg.train"]\n',),
+        valid=('import subprocess\n\nsubprocess.run(["accelerate", "launch", "train.py", "--fp16"])\n',
+               'import subprocess\n\nsubprocess.run(["python", "run_glue.py", "--fp16"])\n'),
+        fixer=fix_launch_fp16,
     ),
     Rule(
         code="APX404",
