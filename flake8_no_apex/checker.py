@@ -45,8 +45,9 @@ def _runs_a_script(elements: List[ast.AST], items: List[object]) -> bool:
     if not elements:
         return False
     first = elements[0]
-    interpreter = items[0] in _INTERPRETERS or ast.unparse(first) == "sys.executable" or isinstance(
-        items[0], str) and items[0].endswith(("/python", "/python3"))
+    interpreter = items[0] in _INTERPRETERS or isinstance(items[0], str) and items[0].endswith(
+        ("/python", "/python3")) or isinstance(first, ast.Attribute) and first.attr == "executable" and isinstance(
+        first.value, ast.Name) and first.value.id == "sys"
     return interpreter and any(isinstance(item, str) and (item.endswith(".py") or item == "-m") for item in items[1:])
 
 
@@ -493,8 +494,8 @@ class Checker(ScopeVisitor):
                 self.report(rule, site, (where.lineno, where.col_offset), library=library)
 
     def _visit_sequence(self, node) -> None:
-        if isinstance(node.ctx, ast.Load):
-            items = [_literal(e) for e in node.elts]
+        items = [_literal(e) for e in node.elts] if isinstance(node.ctx, ast.Load) else []
+        if any(isinstance(item, str) and item.startswith("--") for item in items):  # flags: an argument vector
             command = _runs_a_script(node.elts, items)  # a launcher's command line: no library import needed
             script = next((i for i, item in enumerate(items) if isinstance(item, str) and item.endswith(".py")
                            or i and items[i - 1] == "-m"), len(items))

@@ -673,3 +673,18 @@ def test_new_patterns_keep_the_precision_traps_silent():
     check_no_findings('import paddle\nparams = {"amp_level": "O1" if fast else "O0"}\n')
     check_no_findings('import numpy as np\nnp.set_printoptions(precision=16 if verbose else 8)\n')
     check_no_findings('salesforce = {"apex_class": "MyApexClass"}\nfrom mylib.mlp import MLP\n')
+
+
+@pytest.mark.parametrize("source, expected", [
+    # a launcher's command line: the script's options, whether or not the launcher imports its library
+    ('import subprocess, sys\nsubprocess.run([sys.executable, "train.py", "--amp_backend", "apex"])\n', ["APX002"]),
+    ('cmd = ["torchrun", "--nproc_per_node", "2", "-m", "pkg.train", "--fp16_opt_level", "O2"]\n', ["APX303"]),
+    ('cmd = ["python", "run_glue.py", "--amp_level=O2"]\n', ["APX003"]),
+    # not a command that starts a script, or the option is the launcher's own words
+    ('flags = ["--amp_backend", "apex"]\n', []),
+    ('cmd = ["echo", "train.py", "--amp_backend", "apex"]\n', []),
+    ('cmd = ["accelerate", "launch", "train.py", "--fp16"]\n', []),  # the script's --fp16
+    ('cmd = ["accelerate", "launch", "-m", "pkg.train", "--fp16"]\n', []),
+])
+def test_removed_flags_in_a_command_line_that_starts_a_script(source, expected):
+    assert codes(source) == expected
