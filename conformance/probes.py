@@ -153,17 +153,12 @@ def text_anywhere(text: str) -> Probe:
     return lambda release: any(text in source for _, source in release.python_sources())
 
 
-def stub_declares(path: str, text: str) -> Probe:
-    """The wheel's type stub `path` (torch/_C/__init__.pyi: the signatures of the C++ bindings,
-    which have no Python source) holds `text`."""
-    return lambda release: text in (release.source(path) or "")
-
-
 def library_holds(path: str, text: str) -> Probe:
     """The compiled library `path` of the wheel holds the string `text`: a message its C++ raises."""
     return lambda release: text.encode() in (release.raw(path) or b"")
 
 
 def mentions(path: str, text: str) -> Probe:
-    """The wheel's source file `path` holds `text` (an attribute a class reads or sets on itself)."""
+    """The wheel's file `path` holds `text`: an attribute a class reads or sets on itself, or a
+    signature of torch/_C/__init__.pyi (the stubs of the C++ bindings, which have no Python source)."""
     return lambda release: text in (release.source(path) or "")

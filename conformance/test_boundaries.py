@@ -14,8 +14,7 @@ from packaging.version import Version
 from flake8_no_apex.rules import RULES
 from flake8_no_apex.spellings import SPELLINGS
 from probes import (
-    Probe, binds, has_file, library_holds, member, mentions, parameter, stub_declares, text_anywhere, warns,
-    warns_for_value)
+    Probe, binds, has_file, library_holds, member, mentions, parameter, text_anywhere, warns, warns_for_value)
 from wheels import Release
 
 # The release just before each boundary (by release date, on the same line).
@@ -167,7 +166,7 @@ CHECKS: Dict[Tuple[str, str], Tuple[Check, ...]] = {
         Check("deprecated", "2.4.0", library_holds("torch/lib/libtorch_python.dylib",
                                                    "torch.get_autocast_gpu_dtype() is deprecated")),
         Check("replacement", "2.4.0",
-              stub_declares("torch/_C/__init__.pyi", "def get_autocast_dtype(device_type: str)")),
+              mentions("torch/_C/__init__.pyi", "def get_autocast_dtype(device_type: str)")),
     ),
     ("APX401", "Accelerator(fp16=...)"): (
         Check("deprecated", "0.6.0", warns(ACCELERATOR, "Accelerator", "__init__", mentioning="fp16")),

@@ -9,7 +9,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, chain_root, push_children
+from .resolve import ScopeVisitor, canonical, chain_root, instance_attributes, push_children
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -57,9 +57,12 @@ def _calls_method_of(call: Optional[ast.Call], hint: str, method: str) -> bool:
     func = getattr(call, "func", None)
     if not (isinstance(func, ast.Attribute) and func.attr == method):
         return False
-    receiver = func.value
-    last = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
-    return hint in last.lower()
+    return hint in _last_identifier(func.value).lower()
+
+
+def _last_identifier(receiver: ast.AST) -> str:
+    """`accelerator` of `accelerator` and of `self.accelerator`: what a receiver is named."""
+    return receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
 
 
 # Calls that import or probe a module named by a string: `importlib.import_module("apex.amp")`,
@@ -389,11 +392,12 @@ class Checker(ScopeVisitor):
     def _attribute_read(self, node: ast.Attribute) -> None:
         for m, rule in self.index.attributes.get(node.attr, ()):
             receiver = node.value
-            last = receiver.id if isinstance(receiver, ast.Name) else getattr(receiver, "attr", "")
+            last = _last_identifier(receiver)
             resolved = self.class_qualname(receiver)
             if resolved is None and isinstance(receiver, ast.Name):  # `self` of a subclass of the class
                 binding = self.lookup(receiver.id)
-                if binding is not None and node.attr not in binding.attributes:  # not one the class sets itself
+                inherits = binding is not None and binding.instance_of is not None
+                if inherits and node.attr not in instance_attributes(binding.classes):  # not one the class sets
                     resolved = binding.instance_of
             if m.receiver_hint and m.receiver_hint in last.lower() or (
                 resolved and any(symbol_matches(spec, canonical(resolved)) for spec in m.receivers)

@@ -37,14 +37,16 @@ class Binding:
     An import's binding keeps its statement and the Name nodes that read it, so a fix can
     rename every use, or remove the import once nothing reads it."""
 
-    __slots__ = ("qualname", "subclass_of", "instance_of", "attributes", "statement", "uses", "guarded", "probed")
+    __slots__ = ("qualname", "subclass_of", "instance_of", "classes", "statement", "uses", "guarded", "probed")
 
     def __init__(self, qualname: Optional[str] = None, subclass_of: Optional[str] = None, statement=None,
-                 guarded: bool = False, instance_of: Optional[str] = None, attributes: FrozenSet[str] = frozenset()):
+                 guarded: bool = False, instance_of: Optional[str] = None, classes: Tuple[ast.ClassDef, ...] = ()):
         self.qualname = qualname
         self.subclass_of = subclass_of  # a local class: the library class it derives from
         self.instance_of = instance_of  # `self` of a method of such a class: an instance of that library class
-        self.attributes = attributes  # such a class (or `self`): what it and its local bases assign on instances
+        # such a class (or `self`): its definition and its local bases', whose own attributes
+        # `instance_attributes` reads when a rule asks (most modules never do)
+        self.classes = classes
         self.statement = statement  # the import that created it
         self.uses: List[ast.Name] = []
         # made on some paths only (under an `if`, in a loop, an except handler): code that a
@@ -71,7 +73,7 @@ class Scope(Dict[str, Binding]):
         self.kind = kind
         self.star_modules: List[str] = []
         self.instance_of: Optional[str] = None  # a class scope: the library class the class derives from
-        self.attributes: FrozenSet[str] = frozenset()  # and what the class and its local bases assign on `self`
+        self.classes: Tuple[ast.ClassDef, ...] = ()  # and the class with its local bases
 
 
 _VERSION_WORDS = re.compile(r"version|greater|less|_ge_|_lt_|at_least|older|newer", re.IGNORECASE)
@@ -278,6 +280,11 @@ def _parameters(args: ast.arguments) -> List[ast.arg]:
     params = [*getattr(args, "posonlyargs", []), *args.args, *args.kwonlyargs]
     params += [a for a in (args.vararg, args.kwarg) if a is not None]
     return params
+
+
+def instance_attributes(classes: Iterable[ast.ClassDef]) -> FrozenSet[str]:
+    """What the instances of a class get from it and its local bases (`Binding.classes`)."""
+    return frozenset().union(*map(_instance_attributes, classes))
 
 
 def _instance_attributes(cls: ast.ClassDef) -> FrozenSet[str]:
@@ -598,8 +605,7 @@ class ScopeVisitor(ast.NodeVisitor):
             scope[arg.arg] = UNKNOWN
         receiver = self._receiver(node)
         if receiver is not None:  # `self` of a subclass of a library class: reads on it are the library's
-            scope[receiver] = Binding(None, instance_of=self.scopes[-1].instance_of,
-                                      attributes=self.scopes[-1].attributes)
+            scope[receiver] = Binding(None, instance_of=self.scopes[-1].instance_of, classes=self.scopes[-1].classes)
         self.bound_names.update(scope)
         self._deferred.append(([*self.scopes, scope], node))
 
@@ -633,13 +639,13 @@ class ScopeVisitor(ast.NodeVisitor):
             self.visit(expr)
         base = next(filter(None, map(self.class_qualname, node.bases)), None)
         inherited = [self.lookup(b.id) for b in node.bases if isinstance(b, ast.Name)]
-        attributes = _instance_attributes(node).union(*(b.attributes for b in inherited if b is not None))
+        classes = (node, *(c for b in inherited if b is not None for c in b.classes))
         self.scopes.append(Scope("class"))
-        self.scopes[-1].instance_of, self.scopes[-1].attributes = base, attributes
+        self.scopes[-1].instance_of, self.scopes[-1].classes = base, classes
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
-        self.bind(node.name, Binding(None, subclass_of=base, attributes=attributes))
+        self.bind(node.name, Binding(None, subclass_of=base, classes=classes))
 
     def _visit_comprehension(self, node) -> None:
         first, *rest = node.generators
