@@ -378,14 +378,15 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                                           stdin_name=args.stdin_filename)
     if not candidates and not summary.errors:
         print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
-    from .engine import DEPENDENCIES, Session, kind_of
+    from .engine import Session
+    from .inputs import kind_of
     from .project import ProjectImports
 
     session = Session(settings)
     exclude = [*settings.exclude, *settings.extend_exclude]
     session.project = ProjectImports([c.path for c in candidates if not c.stdin], exclude)
     # Python first: a dependency line that installs apex goes only if no module needs apex once fixed
-    candidates.sort(key=lambda candidate: kind_of(candidate.path.name) == DEPENDENCIES)
+    candidates.sort(key=lambda candidate: kind_of(candidate.path).fixed_after_modules)
     for error in summary.errors:
         print(f"flake8-no-apex: {error}", file=err)
     roots = [Path(os.path.realpath(name)) for name in names]

@@ -2,8 +2,9 @@
 
 A `Session` holds one configuration and what it may keep between documents (the version
 targets per directory, the rule index, the pre-filter). `analyse(document)` returns the
-findings of a Python module, a YAML config or a dependency file; the plans that would fix them
-are built only when a front end asks (`Analysis.plans`). `fix(document)` applies them.
+findings of a document of any input kind (`inputs`: a Python module, a notebook, a YAML config,
+a shell script...); the plans that would fix them are built only when a front end asks
+(`Analysis.plans`). `fix(document)` applies them.
 """
 from __future__ import annotations
 
@@ -13,27 +14,23 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
 
 from .checker import RuleIndex, default_index
 from .config import Settings
 from .edits import Source
-from .files import YAML_SUFFIXES, Decoded, MalformedFile, compiled_by_python, is_dependency_file
-from .fixer import FixResult, Round, fix_text, ignores_file, never_exported, noqa_lines
+from .files import Decoded, MalformedFile, compiled_by_python
+from .fixer import FixResult, Round, noqa_lines
+from .inputs import by_name, kind_of
 from .prefilter import Prefilter, default as default_prefilter
 from .project import ProjectImports
 from .table import Finding, Floors, Grade, Plan
 from .targets import Detector, Targets, parse_option
 
-PYTHON, YAML, DEPENDENCIES = "python", "yaml", "dependencies"
+if TYPE_CHECKING:
+    from .inputs import Kind
 
-
-def kind_of(name: str) -> str:
-    """What a file is to the engine, by its name: any name but a YAML or dependency file's is a
-    Python module, as for flake8 (standard input, a script without a suffix)."""
-    if name.endswith(YAML_SUFFIXES):
-        return YAML
-    return DEPENDENCIES if is_dependency_file(name) and name != "setup.py" else PYTHON
+PYTHON = "python"  # the kind name of a Python module (the plugin's, and an editor's python buffer)
 
 
 class AnalysisError(Exception):
@@ -54,13 +51,13 @@ class Document:
     text: str
     named: bool = False  # named by the user (or open in an editor): parsed even without a rule's word
     tree: Optional[ast.Module] = None  # a parse the front end already has (flake8's)
-    kind: Optional[str] = None  # PYTHON, YAML or DEPENDENCIES; None: by the file name (`kind_of`)
+    kind: Optional[str] = None  # an input kind's name (PYTHON...); None: by the file's name (`inputs.kind_of`)
     on_disk: Optional[Decoded] = None  # the file as read (not a buffer): Python's bytecode cache may vouch for it
 
     @property
-    def read_as(self) -> str:
+    def input_kind(self) -> "Kind":
         """What the document is analysed as: its given kind, else its name's."""
-        return self.kind or kind_of(self.path.name)
+        return by_name(self.kind) if self.kind else kind_of(self.path)
 
 
 @dataclass
@@ -71,6 +68,9 @@ class Analysis:
     floors: Floors
     planner: Optional[Callable[[], List[Optional[Plan]]]] = field(default=None, repr=False)
     hidden: List[Finding] = field(default_factory=list)  # what the version targets keep from `findings`
+    # where a finding's (line, column) of `source` is in the file, for a kind whose source is not
+    # the file's text (a notebook's cells): (cell, line, column), cell None for a plain file
+    locate: Optional[Callable[[int, int], Tuple[Optional[int], int, int]]] = field(default=None, repr=False)
 
     @cached_property
     def plans(self) -> List[Optional[Plan]]:
@@ -109,66 +109,20 @@ class Session:
         """Read project metadata afresh (a long-lived front end calls this when it changed)."""
         self.detect.forget()
 
-    def _selected(self, path: Path) -> Callable[[str], bool]:
+    def selected(self, path: Path) -> Callable[[str], bool]:
         return self.settings.selector(path) if self.settings is not None else _every_code
 
     # --- analysis --------------------------------------------------------------------------
     def analyse(self, document: Document) -> Analysis:
         """The document's findings; raises AnalysisError when it cannot be read as its kind."""
-        kind = document.read_as
-        if kind == PYTHON:
-            return self._python(document)
-        from .dependency_files import check_dependencies, drop_line  # YAML and packaging: only for these files
+        return document.input_kind.analyse(self, document)
 
-        floors = self.targets(document.path).floors
-        source = Source(document.text)
-        with _analysing():
-            if kind == YAML:
-                found = self._yaml(document, floors)
-            else:
-                found = check_dependencies(document.path.name, document.text, floors)
-        found = self._filtered(document.path, source, found)
-        syntax = "toml" if document.path.name == "pyproject.toml" else "yaml" if kind == YAML else "lines"
-        return Analysis(document, source, found, floors,
-                        lambda: [drop_line(source, finding, syntax) for finding in found])
-
-    def _python(self, document: Document) -> Analysis:
-        source_text = document.text
-        if self.settings is not None and ignores_file(source_text):  # `# flake8: noqa`, as flake8 skips it
-            return Analysis(document, Source(source_text), [], {})
-        if not self.prefilter.may_match(source_text):  # no word of any rule: nothing to find
-            if document.named and document.tree is None:
-                _syntax_check(document)
-            return Analysis(document, Source(source_text), [], {})
-        floors = self.targets(document.path).floors
-        with _analysing():
-            now = Round.of(source_text, floors, self._selected(document.path), self.index,
-                           honour_noqa=self.settings is not None, tree=document.tree)
-        found = now.findings
-        if document.path.name == "setup.py":  # its requirements too (without a fix: Python is fixed as Python)
-            from .dependency_files import check_dependencies
-
-            found = found + self._filtered(document.path, now.source,
-                                           check_dependencies("setup.py", source_text, floors))
-        return Analysis(document, now.source, found, floors,
-                        lambda: _planned(now, document.path) + [None] * (len(found) - len(now.findings)), now.hidden)
-
-    def _yaml(self, document: Document, floors: Floors) -> List[Finding]:
-        from .dependency_files import check_conda, is_conda_environment
-        from .yaml_configs import check_yaml, is_trainer_group, looks_like_lightning_config
-
-        group = is_trainer_group(document.path)
-        found = []
-        if group or looks_like_lightning_config(document.text):
-            found = check_yaml(document.text, floors, self.index, group)
-        if is_conda_environment(document.path.name, document.text):
-            found += check_conda(document.text, floors)
-        return found
-
-    def _filtered(self, path: Path, source: Source, found: List[Finding]) -> List[Finding]:
+    def filtered(self, path: Path, source: Source, found: List[Finding]) -> List[Finding]:
+        """The findings the settings select and no `# noqa` suppresses (all of them for the plugin,
+        where flake8 does both)."""
         if self.settings is None:
             return found
-        selected, noqa = self._selected(path), noqa_lines(source)
+        selected, noqa = self.selected(path), noqa_lines(source)
         return [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
 
     # --- fixing ----------------------------------------------------------------------------
@@ -176,25 +130,11 @@ class Session:
         """The document with every fix its grade allows applied; raises AnalysisError, or
         FixError when the fixed text would not compile. Names that other modules of the run
         (`project`) import from it keep their imports."""
-        if document.read_as == PYTHON:
-            if self.settings is not None and ignores_file(document.text):  # flake8 would not check it
-                return FixResult(document.text)
-            if not self.prefilter.may_match(document.text):
-                _syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
-                return FixResult(document.text)
-            exported = self.project.exported(document.path) if self.project is not None else never_exported
-            if self.project is not None:  # another module's plan, when a plan spans modules, as fix would make it
-                self.project.planned_with = lambda path: (self.targets(path).floors, self._selected(path))
-            with _analysing():
-                result = fix_text(document.text, self.targets(document.path).floors, self._selected(document.path),
-                                  unsafe, self.index, exported, document.path, self.project)
-            if self.project is not None:
-                self.project.fixed(document.path, result.text)
-            return result
-        return self._fix_once(document, unsafe)
+        return document.input_kind.fix(self, document, unsafe)
 
-    def _fix_once(self, document: Document, unsafe: bool) -> FixResult:
-        """YAML and dependency files: one round of line drops (they never overlap)."""
+    def fix_lines(self, document: Document, unsafe: bool) -> FixResult:
+        """A file whose fixes are whole lines dropped (YAML, dependency files): one round, as they
+        never overlap."""
         analysis = self.analyse(document)
         grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
         result = FixResult(document.text)
@@ -241,7 +181,7 @@ def _every_code(code: str) -> bool:
 
 
 @contextmanager
-def _analysing() -> Iterator[None]:
+def analysing() -> Iterator[None]:
     """What parsing a document can raise, as one AnalysisError."""
     try:
         yield
@@ -253,12 +193,12 @@ def _analysing() -> Iterator[None]:
         raise AnalysisError("cannot analyse: nested too deeply for Python's recursion limit") from None
 
 
-def _planned(now: Round, path: Path) -> List[Optional[Plan]]:
-    with _analysing():  # plans are built later than the findings, and can meet the same limits
+def planned(now: Round, path: Path) -> List[Optional[Plan]]:
+    with analysing():  # plans are built later than the findings, and can meet the same limits
         return now.plans(path)
 
 
-def _syntax_check(document: Document, scopes: bool = False) -> None:
+def syntax_check(document: Document, scopes: bool = False) -> None:
     """Raise AnalysisError if the document is no Python module: as flake8 parses it (`check`), or
     with its scopes analysed too (`fix`, which compiles what it writes: the parser's errors plus
     the misplaced `global` and `nonlocal` the symbol table finds, in two thirds of the time of
@@ -268,7 +208,7 @@ def _syntax_check(document: Document, scopes: bool = False) -> None:
     compiled modules, one whose code has run, costs `fix` a header read per file it skips)."""
     if document.on_disk is not None and compiled_by_python(document.path, document.on_disk):
         return
-    with _analysing():
+    with analysing():
         if scopes:
             symtable.symtable(document.text, str(document.path), "exec")
         else:

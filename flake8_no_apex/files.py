@@ -15,15 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-def is_dependency_file(name: str) -> bool:
-    return name in ("pyproject.toml", "setup.cfg") or (
-        name.endswith(".txt") and name.startswith(("requirements", "constraints"))
-    )
-
-
 class MalformedFile(ValueError):
     """A YAML or TOML file that does not parse (or is too large to read): reported as that
     file's error, never skipped in silence."""
@@ -60,19 +51,25 @@ class Exclusions:
         return self(path.name, os.path.abspath(path))
 
 
-def _wanted(name: str, other_files: bool) -> bool:
-    return name.endswith(".py") or (other_files and (name.endswith(YAML_SUFFIXES) or is_dependency_file(name)))
+def _wanted(path: Path, other_files: bool, docs: bool) -> bool:
+    """A file a walk checks: a Python module, or (`other_files`) a file any input kind walks."""
+    if not other_files:
+        return path.name.endswith(".py")
+    from .inputs import walked
+
+    return walked(path, docs)
 
 
 def _why(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = False, stdin_name: str = "stdin"
-             ) -> Tuple[List[Candidate], List[str]]:
-    """Python modules below `names` (and, for `check`, YAML and dependency files), and one line
-    for each path that cannot be used; a file named explicitly is taken whatever its name, and
-    `-` is standard input, standing for a file named `stdin_name`."""
+def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = False, stdin_name: str = "stdin",
+             docs: bool = False) -> Tuple[List[Candidate], List[str]]:
+    """Python modules below `names` (and, for `check` and `fix`, the files of the other input
+    kinds: notebooks, YAML, dependency files, shell scripts...; `docs`: Markdown and RST too), and
+    one line for each path that cannot be used; a file named explicitly is taken whatever its
+    name, and `-` is standard input, standing for a file named `stdin_name`."""
     found: List[Candidate] = []
     errors: List[str] = []
     excluded = Exclusions(exclude)
@@ -85,7 +82,7 @@ def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = F
                 if not excluded.path(path):
                     found.append(Candidate(path, named=True))
             elif path.is_dir():
-                found += _walk(path, excluded, other_files, errors)
+                found += _walk(path, excluded, other_files, docs, errors)
             elif path.is_symlink():
                 errors.append(f"{name}: a symbolic link that leads nowhere (dangling, or a loop)")
             else:
@@ -95,7 +92,8 @@ def discover(names: Sequence[str], exclude: Sequence[str], other_files: bool = F
     return found, errors
 
 
-def _walk(root: Path, excluded: Exclusions, other_files: bool, errors: List[str]) -> Iterator[Candidate]:
+def _walk(root: Path, excluded: Exclusions, other_files: bool, docs: bool, errors: List[str]
+          ) -> Iterator[Candidate]:
     def unreadable(error: OSError) -> None:
         errors.append(f"{error.filename}: cannot read the directory: {_why(error)}")
 
@@ -103,8 +101,9 @@ def _walk(root: Path, excluded: Exclusions, other_files: bool, errors: List[str]
         absolute = os.path.abspath(directory)
         subdirectories[:] = sorted(d for d in subdirectories if not excluded(d, os.path.join(absolute, d)))
         for file in sorted(names):
-            if _wanted(file, other_files) and not excluded(file, os.path.join(absolute, file)):
-                yield Candidate(Path(directory, file), named=False)
+            path = Path(directory, file)
+            if _wanted(path, other_files, docs) and not excluded(file, os.path.join(absolute, file)):
+                yield Candidate(path, named=False)
 
 
 class Decoded(NamedTuple):

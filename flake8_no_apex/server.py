@@ -16,7 +16,8 @@ from pygls.workspace import TextDocument
 
 from . import __version__
 from .config import ConfigError, Settings, load
-from .engine import PYTHON, Analysis, AnalysisError, Document, Session, kind_of
+from .engine import PYTHON, Analysis, AnalysisError, Document, Session
+from .inputs import kind_of
 from .files import discover
 from .fixer import FixError
 from .project import ProjectImports
@@ -64,8 +65,8 @@ class NoApexServer(LanguageServer):
         return ProjectImports(lambda: [c.path for c in discover([str(self.root)], exclude)[0]], exclude)
 
     def wanted(self, document: TextDocument) -> bool:
-        name = Path(to_fs_path(document.uri) or document.uri).name
-        return kind_of(name) != PYTHON or name.endswith(".py") or document.language_id == "python"
+        path = Path(to_fs_path(document.uri) or document.uri)
+        return kind_of(path).name != PYTHON or path.name.endswith(".py") or document.language_id == "python"
 
     def analyse(self, document: TextDocument) -> Optional[Analysis]:
         """The analysis of the document as it is now; None when it cannot be read (a syntax

@@ -1,0 +1,73 @@
+"""The kinds of input the engine reads, one module each behind one interface (`Kind`).
+
+A kind says which files it claims (by name, cheaply: a walk asks it of every file), whether a
+walk of a directory picks them up, how to analyse and fix one, and how a `# noqa` is written in
+it. The engine asks the first kind in `KINDS` that claims a file; a new kind is one line here.
+The modules import what they need only when a file of theirs is read.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
+
+if TYPE_CHECKING:
+    from ..engine import Analysis, Document, Session
+    from ..fixer import FixResult
+    from ..report import Reported
+
+# The order is the precedence: the first kind that claims a file reads it; Python claims the rest.
+KINDS = ("yaml_config", "dependency_file", "python_module")
+
+
+class Kind:
+    """What one input kind does. `name` is what `Document.kind` holds for it."""
+
+    name = ""
+    comment: Optional[str] = "#"  # what starts a comment a `# noqa` can go in; None: baseline only
+    fixed_after_modules = False  # fix it once the run's Python modules are fixed (what they import decides)
+
+    def claims(self, path: PurePath) -> bool:
+        """Whether a file of this name (and place) is of this kind."""
+        raise NotImplementedError
+
+    def walked(self, path: PurePath, docs: bool) -> bool:
+        """Whether a directory walk picks the file up (a file named on the command line is read
+        whatever this says); `docs`: the user asked for the code in documentation too."""
+        return True
+
+    def analyse(self, session: "Session", document: "Document") -> "Analysis":
+        raise NotImplementedError
+
+    def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
+        raise NotImplementedError
+
+    def add_noqa(self, text: str, found: Iterable["Reported"]) -> Tuple[str, int]:
+        """The text with a `# noqa: CODE` where each finding is, and how many lines gained one."""
+        from ..noqa import add_noqa
+
+        return add_noqa(text, [(item.line, item.code) for item in found], python=False)
+
+
+_LOADED: List[Kind] = []
+
+
+def kinds() -> List[Kind]:
+    if not _LOADED:
+        _LOADED.extend(import_module(f"{__name__}.{name}").KIND for name in KINDS)
+    return _LOADED
+
+
+def kind_of(path: PurePath) -> Kind:
+    """The kind that reads a file: the first that claims it (Python claims every name, as flake8
+    reads any file it is given as a module: standard input, a script without a suffix)."""
+    return next(kind for kind in kinds() if kind.claims(path))
+
+
+def by_name(name: str) -> Kind:
+    return next(kind for kind in kinds() if kind.name == name)
+
+
+def walked(path: PurePath, docs: bool = False) -> bool:
+    """Whether a directory walk checks this file."""
+    return kind_of(path).walked(path, docs)

@@ -1,0 +1,75 @@
+"""Python modules: what flake8 reads, and every file no other kind claims."""
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Iterable, Tuple
+
+from . import Kind
+
+if TYPE_CHECKING:
+    from ..engine import Analysis, Document, Session
+    from ..fixer import FixResult
+    from ..report import Reported
+
+
+class PythonModule(Kind):
+    name = "python"
+
+    def claims(self, path: PurePath) -> bool:
+        return True
+
+    def walked(self, path: PurePath, docs: bool) -> bool:
+        return path.name.endswith(".py")
+
+    def analyse(self, session: "Session", document: "Document") -> "Analysis":
+        from ..edits import Source
+        from ..engine import Analysis, analysing, planned, syntax_check
+        from ..fixer import Round, ignores_file
+
+        text = document.text
+        if session.settings is not None and ignores_file(text):  # `# flake8: noqa`, as flake8 skips it
+            return Analysis(document, Source(text), [], {})
+        if not session.prefilter.may_match(text):  # no word of any rule: nothing to find
+            if document.named and document.tree is None:
+                syntax_check(document)
+            return Analysis(document, Source(text), [], {})
+        floors = session.targets(document.path).floors
+        with analysing():
+            now = Round.of(text, floors, session.selected(document.path), session.index,
+                           honour_noqa=session.settings is not None, tree=document.tree)
+        found = now.findings
+        if document.path.name == "setup.py":  # its requirements too (without a fix: Python is fixed as Python)
+            from ..dependency_files import check_dependencies
+
+            found = found + session.filtered(document.path, now.source,
+                                             check_dependencies("setup.py", text, floors))
+        return Analysis(document, now.source, found, floors,
+                        lambda: planned(now, document.path) + [None] * (len(found) - len(now.findings)), now.hidden)
+
+    def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
+        from ..engine import analysing, syntax_check
+        from ..fixer import FixResult, fix_text, ignores_file, never_exported
+
+        if session.settings is not None and ignores_file(document.text):  # flake8 would not check it
+            return FixResult(document.text)
+        if not session.prefilter.may_match(document.text):
+            syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
+            return FixResult(document.text)
+        project = session.project
+        exported = project.exported(document.path) if project is not None else never_exported
+        if project is not None:  # another module's plan, when a plan spans modules, as fix would make it
+            project.planned_with = lambda path: (session.targets(path).floors, session.selected(path))
+        with analysing():
+            result = fix_text(document.text, session.targets(document.path).floors, session.selected(document.path),
+                              unsafe, session.index, exported, document.path, project)
+        if project is not None:
+            project.fixed(document.path, result.text)
+        return result
+
+    def add_noqa(self, text: str, found: Iterable["Reported"]) -> Tuple[str, int]:
+        from ..noqa import add_noqa
+
+        return add_noqa(text, [(item.line, item.code) for item in found], python=True)
+
+
+KIND = PythonModule()
