@@ -74,7 +74,10 @@ def check_file(candidate: Candidate, session: "Session", fixes: bool = True, sta
 
 
 def _located_error(path: Path, error: "AnalysisError") -> str:
-    return f"{path}:{error.line}:{error.column}: {error}" if error.line is not None else f"{path}: {error}"
+    if error.line is None:
+        return f"{path}: {error}"
+    cell = "" if error.cell is None else f"cell {error.cell}:"
+    return f"{path}:{cell}{error.line}:{error.column}: {error}"
 
 
 def _internal_error(path: Path, action: str, error: BaseException) -> str:
@@ -241,29 +244,35 @@ def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err
 
 
 def _add_noqa(items: List[report.Reported], candidates: List[Candidate], args: argparse.Namespace, err) -> int:
-    from .noqa import add_noqa
+    from .inputs import kind_of
 
     if any(candidate.stdin for candidate in candidates):
         print("flake8-no-apex: --add-noqa writes files: it cannot take standard input", file=err)
         return 2
-    by_path: Dict[str, List[Tuple[int, str]]] = {}
+    by_path: Dict[str, List[report.Reported]] = {}
     for item in items:
-        by_path.setdefault(item.path, []).append((item.line, item.code))
+        by_path.setdefault(item.path, []).append(item)
     roots = [Path(os.path.realpath(name)) for name in args.paths or ["."]]
-    added = 0
+    added = files = 0
     for name, found in by_path.items():
         path = Path(name)
+        kind = kind_of(path)
+        if kind.comment is None:
+            print(f"flake8-no-apex: {name}: {_plural(len(found), 'finding', 'findings')} left: this kind of file "
+                  "holds no comments; `--baseline FILE --update-baseline` records them", file=err)
+            continue
         try:
             decoded = read(path)
-            text, count = add_noqa(decoded.text, found, path.name.endswith(".py"))
+            text, count = kind.add_noqa(decoded.text, found)
             if count:
                 write(path, decoded, text.encode(decoded.encoding), roots)
         except InputError as error:
             print(f"flake8-no-apex: {error}", file=err)
             return 2
         added += count
+        files += 1
     print(f"Added {_plural(added, 'noqa directive', 'noqa directives')} to "
-          f"{_plural(len(by_path), 'file', 'files')}.", file=err)
+          f"{_plural(files, 'file', 'files')}.", file=err)
     return 0
 
 
@@ -287,6 +296,7 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
     from . import migration
     from .fixer import FixError, is_shim
     from .spellings import spell
+    from .inputs import CellLine
 
     path, stdin = candidate.path, candidate.stdin
     decoded = read(path, stdin)
@@ -310,11 +320,12 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
     spelled = spell(session.targets(path).floors) if result.remaining else {}  # for the recipes
     on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None
     as_json = args.format == "json"
-    for finding in result.remaining:
+    for index, finding in enumerate(result.remaining):
         shim = " (in a compatibility shim: left as it is)" if is_shim(finding) else ""
-        line, column = on_disk(finding) if on_disk else (finding.line, finding.col + 1)
+        line, column = on_disk(finding, index) if on_disk else (finding.line, finding.col + 1)
         if as_json:
-            summary.remaining.append({"file": str(path), "line": line, "column": column, "code": finding.code,
+            where = {"cell": line.cell, "line": line.line} if isinstance(line, CellLine) else {"line": line}
+            summary.remaining.append({"file": str(path), **where, "column": column, "code": finding.code,
                                       "message": finding.message, "shim": bool(shim)})
         else:
             print(f"{path}:{line}:{column}: {finding.message}{shim}", file=report_to)
@@ -348,9 +359,11 @@ def _positions_on_disk(text: str, result) -> Callable:
     positions in the fixed text would point at the wrong lines."""
     from .edits import Source
 
+    if result.on_disk is not None:  # the kind knows (a notebook's cells)
+        return lambda finding, index: (result.on_disk[index].line, result.on_disk[index].col + 1)
     fixed, original = Source(result.text), Source(text)
 
-    def position(finding) -> Tuple[int, int]:
+    def position(finding, index: int) -> Tuple[int, int]:
         return original.position(result.original_offset(fixed.finding_span(finding)[0]))
 
     return position

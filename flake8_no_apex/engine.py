@@ -29,17 +29,19 @@ from .targets import Detector, Targets, parse_option
 
 if TYPE_CHECKING:
     from .inputs import Kind
+    from .inputs.notebook import Virtual as Placement
 
 PYTHON = "python"  # the kind name of a Python module (the plugin's, and an editor's python buffer)
 
 
 class AnalysisError(Exception):
     """A document that cannot be analysed (it does not parse, or nests too deeply): one line,
-    with the position (`line`, `column`) of a syntax error in Python."""
+    with the position (`line`, `column`, and a notebook's `cell`) of a syntax error in Python."""
 
-    def __init__(self, message: str, line: Optional[int] = None, column: Optional[int] = None):
+    def __init__(self, message: str, line: Optional[int] = None, column: Optional[int] = None,
+                 cell: Optional[int] = None):
         super().__init__(message, line, column)
-        self.line, self.column = line, column
+        self.line, self.column, self.cell = line, column, cell
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -68,9 +70,10 @@ class Analysis:
     floors: Floors
     planner: Optional[Callable[[], List[Optional[Plan]]]] = field(default=None, repr=False)
     hidden: List[Finding] = field(default_factory=list)  # what the version targets keep from `findings`
-    # where a finding's (line, column) of `source` is in the file, for a kind whose source is not
-    # the file's text (a notebook's cells): (cell, line, column), cell None for a plain file
-    locate: Optional[Callable[[int, int], Tuple[Optional[int], int, int]]] = field(default=None, repr=False)
+    # for a kind whose `source` is not the file's text (a notebook's cells make one module): where a
+    # (line, column) of `source` is in the file, `position(line, column) -> (cell, line, column)`,
+    # and a line of it as the file has it, `line_text(line, text)`
+    placement: Optional["Placement"] = field(default=None, repr=False)
 
     @cached_property
     def plans(self) -> List[Optional[Plan]]:
@@ -117,12 +120,13 @@ class Session:
         """The document's findings; raises AnalysisError when it cannot be read as its kind."""
         return document.input_kind.analyse(self, document)
 
-    def filtered(self, path: Path, source: Source, found: List[Finding]) -> List[Finding]:
+    def filtered(self, path: Path, source: Source, found: List[Finding],
+                 noqa: Optional[Callable[[int, str], bool]] = None) -> List[Finding]:
         """The findings the settings select and no `# noqa` suppresses (all of them for the plugin,
-        where flake8 does both)."""
+        where flake8 does both); `noqa`: the kind's own reading of it, else flake8's."""
         if self.settings is None:
             return found
-        selected, noqa = self.selected(path), noqa_lines(source)
+        selected, noqa = self.selected(path), noqa or noqa_lines(source)
         return [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
 
     # --- fixing ----------------------------------------------------------------------------

@@ -105,6 +105,9 @@ class FixResult:
     shims: int = 0  # of the remaining, those left as they are in a compatibility shim
     notes: List[Tuple[int, str]] = field(default_factory=list)  # (line, text): what fixes did, or why not
     rounds: List[List[TextEdit]] = field(default_factory=list)  # the edits of each round, as applied
+    # the remaining findings where they are in the file as it was read, when `rounds` cannot say
+    # (a notebook, whose text is the JSON around the fixed cells)
+    on_disk: Optional[List[Finding]] = None
 
     def original_offset(self, offset: int, rounds: Optional[int] = None) -> int:
         """Where an offset of the fixed text (of the text before round `rounds`) was in the text

@@ -8,14 +8,16 @@ existing `# noqa: ...` list. What is already suppressed is never reported, so ne
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Dict, Iterable, List, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
-from .fixer import noqa_pattern, statement_lines
+from .fixer import noqa_pattern
 
 
-def add_noqa(text: str, found: Iterable[Tuple[int, str]], python: bool) -> Tuple[str, int]:
-    """The text with a noqa for each (line, code), and how many lines gained or extended one."""
-    ranges = statement_lines(text) if python else {}
+def add_noqa(text: str, found: Iterable[Tuple[int, str]], ranges: Optional[Dict[int, Tuple[int, int]]] = None
+             ) -> Tuple[str, int]:
+    """The text with a noqa for each (line, code), and how many lines gained or extended one;
+    `ranges`: line -> the (first, last) lines read with it (None: each line alone)."""
+    ranges = ranges or {}
     codes: Dict[int, Set[str]] = defaultdict(set)
     for line, code in found:
         codes[ranges.get(line, (line, line))[1]].add(code)

@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from . import __version__
@@ -42,36 +42,57 @@ class Reported(NamedTuple):
     # target that would show it ("lightning=2.0"); counted on one line, never listed
     hidden_by: str = ""
     shown_from: str = ""
+    cell: Optional[int] = None  # a notebook's cell (from 1, over all cells): `line` and `column` are within it
 
 
 def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reported]:
     """An analysis's findings with character columns (flake8's are UTF-8 bytes), their ends,
     their levels and, with `fixes`, their fixes (building the plans costs more than finding)."""
-    source = analysis.source
+    source, placement = analysis.source, analysis.placement
+
+    def where(offset: int) -> Tuple[Optional[int], int, int]:
+        line, column = source.position(offset)
+        return placement.position(line, column) if placement is not None else (None, line, column)
+
+    def text_of(offset: int) -> str:
+        line = source.position(offset)[0]
+        text = source.line(line).rstrip("\r\n")
+        return placement.line_text(line, text) if placement is not None else text
+
     found = []
     plans = analysis.plans if fixes else [None] * len(analysis.findings)
     for finding, plan in zip(analysis.findings, plans):
         start, end = source.finding_span(finding)
-        (line, column), (end_line, end_column) = source.position(start), source.position(end)
+        (cell, line, column), (_, end_line, end_column) = where(start), where(end)
         edits = []
         for edit in plan.edits if plan is not None else ():
-            (first_line, first_column), (last_line, last_column) = map(source.position, (edit.start, edit.end))
-            edits.append({"start": {"line": first_line, "column": first_column},
-                          "end": {"line": last_line, "column": last_column}, "content": edit.text})
+            (first_cell, first_line, first_column), (last_cell, last_line, last_column) = map(where, (edit.start,
+                                                                                                     edit.end))
+            edits.append({"start": _point(first_cell, first_line, first_column),
+                          "end": _point(last_cell, last_line, last_column), "content": edit.text})
         grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
         found.append(Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
-                              source.line(line).rstrip("\r\n"), analysis.level(finding)))
+                              text_of(start), analysis.level(finding), cell=cell))
     for finding in analysis.hidden:
         from .table import short_version
 
         timeline = finding.rule.timeline
         threshold = timeline.replacement_since or timeline.deprecated_in
-        line, column = source.position(source.finding_span(finding)[0])
+        cell, line, column = where(source.finding_span(finding)[0])
         found.append(Reported(path, line, column, line, column, finding.code, finding.message,
                               finding.rule.fix.grade.value,
                               hidden_by=f"{timeline.library}>={analysis.floors[timeline.library]}",
-                              shown_from=f"{timeline.library}={short_version(threshold)}"))
+                              shown_from=f"{timeline.library}={short_version(threshold)}", cell=cell))
     return found
+
+
+def _point(cell: Optional[int], line: int, column: int) -> Dict[str, object]:
+    return {"cell": cell, "line": line, "column": column} if cell is not None else {"line": line, "column": column}
+
+
+def where(r: Reported) -> str:
+    """`path:line:column`, or ruff's `path:cell N:line:column` in a notebook."""
+    return f"{r.path}:{'' if r.cell is None else f'cell {r.cell}:'}{r.line}:{r.column}"
 
 
 def hidden_line(hidden: List[Reported]) -> str:
@@ -113,7 +134,8 @@ def text(items: List[Reported], color: bool = False) -> str:
 def _header(r: Reported, color: bool) -> str:
     code, _, rest = r.message.partition(" ")
     marker = _paint("[*] ", _CYAN, color) if fixable(r) else ""
-    return f"{_paint(r.path, _BOLD, color)}:{r.line}:{r.column}: {_paint(code, _RED, color)} {marker}{rest}"
+    cell = "" if r.cell is None else f"cell {r.cell}:"
+    return f"{_paint(r.path, _BOLD, color)}:{cell}{r.line}:{r.column}: {_paint(code, _RED, color)} {marker}{rest}"
 
 
 def full(items: List[Reported], color: bool = False) -> str:
@@ -181,6 +203,8 @@ def statistics_json_lines(items: List[Reported]) -> str:
 def _row(r: Reported, docs: str = DOCS) -> Dict[str, object]:
     row = r._asdict()
     del row["source_line"]
+    if r.cell is None:
+        del row["cell"]
     row["url"] = rule_url(r.code, docs)
     row["fix"] = {"grade": row.pop("fix_grade"), "edits": row.pop("edits")}
     return row
@@ -210,7 +234,7 @@ def gitlab(items: List[Reported]) -> str:
         fingerprint = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
         seen[key] += 1
         issues.append({
-            "description": r.message, "check_name": r.code, "fingerprint": fingerprint,
+            "description": _in_cell(r), "check_name": r.code, "fingerprint": fingerprint,
             "severity": _GITLAB_SEVERITY[r.level],
             "location": {"path": r.path, "positions": {"begin": {"line": r.line, "column": r.column},
                                                        "end": {"line": r.end_line, "column": r.end_column}}},
@@ -235,9 +259,14 @@ def junit(items: List[Reported]) -> str:
         for r in found:
             case = ElementTree.SubElement(suite, "testcase", name=f"flake8-no-apex.{r.code}", classname=path,
                                           line=str(r.line), column=str(r.column))
-            failure = ElementTree.SubElement(case, "failure", message=r.message)
-            failure.text = f"line {r.line}, col {r.column}, {r.message}"
+            failure = ElementTree.SubElement(case, "failure", message=_in_cell(r))
+            failure.text = f"line {r.line}, col {r.column}, {_in_cell(r)}"
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ElementTree.tostring(suites, encoding="unicode") + "\n"
+
+
+def _in_cell(r: Reported) -> str:
+    """The message, saying the notebook cell where formats without a place for it give lines."""
+    return r.message if r.cell is None else f"cell {r.cell}: {r.message}"
 
 
 def _escape_data(value: str) -> str:
@@ -258,7 +287,7 @@ def github(items: List[Reported]) -> str:
             for key, value in (("file", r.path), ("line", r.line), ("col", r.column), ("endLine", r.end_line),
                                ("endColumn", r.end_column), ("title", r.code))
         )
-        lines.append(f"::{command[r.level]} {properties}::{_escape_data(r.message)}\n")
+        lines.append(f"::{command[r.level]} {properties}::{_escape_data(_in_cell(r))}\n")
     return "".join(lines)
 
 
@@ -310,7 +339,9 @@ def sarif(items: List[Reported], root: Optional[str] = None, docs: str = DOCS) -
                 },
             }],
         }
-        if r.edits:
+        if r.cell is not None:  # the region is within the cell (ruff's JSON does the same); no fix: SARIF's
+            result["properties"] = {"cell": r.cell}  # replacements address the file's own lines
+        elif r.edits:
             result["fixes"] = [{
                 "description": {"text": f"{r.fix_grade} fix"},
                 "artifactChanges": [{

@@ -333,7 +333,7 @@ def render_literal(value: object) -> str:
 # --- what rules produce -------------------------------------------------------------------
 @dataclass(frozen=True)
 class Finding:
-    line: int
+    line: int  # an inputs.CellLine where `fix` reports a notebook's finding
     col: int  # 0-based, as flake8 expects from plugins
     code: str
     message: str  # starts with the code, as flake8 expects

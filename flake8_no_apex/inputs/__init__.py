@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Tuple
 
 if TYPE_CHECKING:
     from ..engine import Analysis, Document, Session
@@ -17,7 +17,18 @@ if TYPE_CHECKING:
     from ..report import Reported
 
 # The order is the precedence: the first kind that claims a file reads it; Python claims the rest.
-KINDS = ("yaml_config", "dependency_file", "python_module")
+KINDS = ("notebook", "shell", "yaml_config", "dependency_file", "python_module")
+
+
+class CellLine(NamedTuple):
+    """A line of a notebook: its cell (counted from 1 over all cells, as ruff and Jupyter count)
+    and the line within the cell; printed as ruff prints it, `cell 3:2`."""
+
+    cell: int
+    line: int
+
+    def __str__(self) -> str:
+        return f"cell {self.cell}:{self.line}"
 
 
 class Kind:
@@ -46,7 +57,7 @@ class Kind:
         """The text with a `# noqa: CODE` where each finding is, and how many lines gained one."""
         from ..noqa import add_noqa
 
-        return add_noqa(text, [(item.line, item.code) for item in found], python=False)
+        return add_noqa(text, [(item.line, item.code) for item in found])
 
 
 _LOADED: List[Kind] = []

@@ -67,9 +67,10 @@ class PythonModule(Kind):
         return result
 
     def add_noqa(self, text: str, found: Iterable["Reported"]) -> Tuple[str, int]:
+        from ..fixer import statement_lines
         from ..noqa import add_noqa
 
-        return add_noqa(text, [(item.line, item.code) for item in found], python=True)
+        return add_noqa(text, [(item.line, item.code) for item in found], statement_lines(text))
 
 
 KIND = PythonModule()

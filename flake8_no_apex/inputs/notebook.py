@@ -1,0 +1,38 @@
+"""Jupyter notebooks: their code cells read as one module, their shell escapes as shell
+(`notebook_cells` holds how, imported when a notebook is read)."""
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Iterable, Tuple
+
+from . import Kind
+
+if TYPE_CHECKING:
+    from ..engine import Analysis, Document, Session
+    from ..fixer import FixResult
+    from ..report import Reported
+
+
+class Notebook(Kind):
+    name = "notebook"
+
+    def claims(self, path: PurePath) -> bool:
+        return path.name.endswith(".ipynb")
+
+    def analyse(self, session: "Session", document: "Document") -> "Analysis":
+        from ..notebook_cells import analyse
+
+        return analyse(session, document)
+
+    def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
+        from ..notebook_cells import fix
+
+        return fix(session, document, unsafe)
+
+    def add_noqa(self, text: str, found: Iterable["Reported"]) -> Tuple[str, int]:
+        from ..notebook_cells import add_noqa
+
+        return add_noqa(text, found)
+
+
+KIND = Notebook()

@@ -1,0 +1,192 @@
+"""Shell scripts, Dockerfiles and CI workflows (GitHub Actions, GitLab CI and the other hosted CIs):
+where apex is installed and training scripts are started with removed flags.
+
+Each format becomes a shell text of the file's own length, with what is not a command blanked
+(a Dockerfile's other instructions, a workflow's YAML structure), so a finding's offset is the
+file's and a `# noqa` at the end of the command's last line works in all three.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Callable, Iterable, List, Tuple
+
+from . import Kind
+
+if TYPE_CHECKING:
+    from ..engine import Analysis, Document, Session
+    from ..fixer import FixResult
+    from ..report import Reported
+
+SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh")
+# CI configurations: (the folder a file must be in, or "", and its name pattern)
+_CI_FILES = ((".github/workflows", re.compile(r".*\.ya?ml$")), ("", re.compile(r"\.gitlab-ci\.ya?ml$")),
+             (".gitlab/ci", re.compile(r".*\.ya?ml$")), ("", re.compile(r"\.travis\.ya?ml$")),
+             ("", re.compile(r"azure-pipelines\.ya?ml$")), ("", re.compile(r"bitbucket-pipelines\.ya?ml$")),
+             (".circleci", re.compile(r"config\.ya?ml$")), (".buildkite", re.compile(r"pipeline\.ya?ml$")),
+             ("", re.compile(r"action\.ya?ml$")))
+
+
+def is_dockerfile(name: str) -> bool:
+    return name in ("Dockerfile", "Containerfile") or name.startswith("Dockerfile.") or name.endswith(
+        (".Dockerfile", ".dockerfile"))
+
+
+def is_ci_file(path: PurePath) -> bool:
+    folder = path.parent.as_posix()
+    return any(pattern.fullmatch(path.name) and (not inside or folder.endswith(inside))
+               for inside, pattern in _CI_FILES)
+
+
+class Shell(Kind):
+    name = "shell"
+
+    def claims(self, path: PurePath) -> bool:
+        return path.name.endswith(SHELL_SUFFIXES) or is_dockerfile(path.name) or is_ci_file(path)
+
+    def analyse(self, session: "Session", document: "Document") -> "Analysis":
+        from ..edits import Source
+        from ..engine import Analysis, analysing
+
+        floors = session.targets(document.path).floors
+        with analysing():
+            located = _located(document.path, document.text, floors, session.index.argv)
+        source = Source(document.text)
+        ends = {item.finding.line: item.end_line for item in located}
+        kept = session.filtered(document.path, source, [item.finding for item in located], noqa=_noqa(source, ends))
+        plans = {id(item.finding): item.plan for item in located}
+        return Analysis(document, source, kept, floors, lambda: [plans[id(finding)] for finding in kept])
+
+    def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
+        return session.fix_lines(document, unsafe)
+
+    def add_noqa(self, text: str, found: Iterable["Reported"]) -> Tuple[str, int]:
+        """The comment goes at the end of the command's last line: after a backslash it would end
+        the continuation."""
+        from ..checker import default_index
+        from ..noqa import add_noqa
+
+        found = list(found)
+        path = PurePath(found[0].path) if found else PurePath("script.sh")
+        ends = {item.finding.line: item.end_line for item in _located(path, text, {}, default_index().argv)}
+        return add_noqa(text, [(item.line, item.code) for item in found],
+                        {line: (line, end) for line, end in ends.items()})
+
+
+def _located(path: PurePath, text: str, floors, argv_rows):
+    from ..shell_commands import findings
+
+    if is_dockerfile(path.name):
+        shell = dockerfile_commands(text)
+    elif is_ci_file(path):
+        shell = yaml_commands(text)
+    else:
+        shell = text
+    return findings(shell, text, floors, argv_rows)
+
+
+def _noqa(source, ends) -> Callable[[int, str], bool]:
+    """flake8's `# noqa` rule, on the lines of the command a finding is in."""
+    from ..fixer import noqa_pattern
+
+    pattern = noqa_pattern()
+    if "noqa" not in source.text.lower():
+        return lambda line, code: False
+
+    def suppressed(line: int, code: str) -> bool:
+        for number in range(line, ends.get(line, line) + 1):
+            match = pattern.search(source.line(number))
+            if match:
+                codes = match.group("codes")
+                return codes is None or any(code.startswith(c) for c in re.split(r"[,\s]+", codes) if c)
+        return False
+
+    return suppressed
+
+
+# --- Dockerfiles -----------------------------------------------------------------------------
+_INSTRUCTION = re.compile(r"[ \t]*([A-Za-z]+)\b")
+_COMMAND_INSTRUCTIONS = ("RUN", "CMD", "ENTRYPOINT")
+
+
+def dockerfile_commands(text: str) -> str:
+    """The Dockerfile with everything but its RUN, CMD and ENTRYPOINT commands blanked; an exec
+    form (`RUN ["pip", "install", "apex"]`) reads as the words it lists."""
+    lines = text.split("\n")
+    out: List[str] = []
+    keep = False
+    continued = False
+    for line in lines:
+        if not continued:
+            match = _INSTRUCTION.match(line)
+            keep = bool(match) and match.group(1).upper() in _COMMAND_INSTRUCTIONS
+            if keep:
+                line = _exec_form(line, match.end())
+        out.append(line if keep or line.lstrip().startswith("#") and continued else _blank(line))
+        stripped = line.rstrip("\r")
+        continued = stripped.endswith("\\") and not stripped.lstrip().startswith("#") or (
+            continued and stripped.lstrip().startswith("#"))
+    return "\n".join(out)
+
+
+def _exec_form(line: str, after: int) -> str:
+    rest = line[after:]
+    if not rest.strip().startswith("["):
+        return line
+    import json
+
+    try:
+        json.loads(rest)
+    except ValueError:
+        return line
+    blanked, quoted = [], False  # brackets and commas outside the strings are no words
+    for ch in rest:
+        if ch == '"':
+            quoted = not quoted
+        blanked.append(" " if not quoted and ch in "[]," else ch)
+    return line[:after] + "".join(blanked)
+
+
+def _blank(line: str) -> str:
+    return re.sub(r"[^\s]", " ", line)
+
+
+# --- CI workflows ----------------------------------------------------------------------------
+def yaml_commands(text: str) -> str:
+    """The workflow with only its string values kept, where commands are (`run:`, `script:`
+    items, a `command:`): a folded value's line breaks are the spaces YAML reads them as."""
+    import yaml
+
+    from ..yaml_configs import compose
+
+    root = compose(text)
+    kept = [" " if ch not in "\r\n" else ch for ch in text]
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            stack += [value for _, value in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+        elif isinstance(node, yaml.ScalarNode) and node.tag.endswith(":str"):
+            _keep(text, kept, node)
+    return "".join(kept)
+
+
+def _keep(text: str, kept: List[str], node) -> None:
+    start, end = node.start_mark.index, node.end_mark.index
+    region = text[start:end]
+    if node.style in ("|", ">"):  # skip the indicator line
+        newline = region.find("\n")
+        start, region = (start + newline + 1, region[newline + 1:]) if newline >= 0 else (end, "")
+    elif node.style in ("'", '"'):
+        start, region = start + 1, region[1:-1]
+    folded = node.style != "|"
+    for offset, ch in enumerate(region):
+        kept[start + offset] = " " if folded and ch == "\n" else ch
+
+
+KIND = Shell()
