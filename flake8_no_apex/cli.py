@@ -39,6 +39,8 @@ def settings_of(args: argparse.Namespace) -> Settings:
         settings.update(given, "command line")
     if args.apex_target_versions is not None:
         settings.targets, settings.targets_source = args.apex_target_versions, "--apex-target-versions"
+    if getattr(args, "check_docs", False):
+        settings.check_docs = True
     try:
         settings.validate()
         selector = settings.selector()
@@ -137,9 +139,9 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
     candidates, errors = discover(args.paths or ["."], [*settings.exclude, *settings.extend_exclude],
-                                  other_files=True, stdin_name=args.stdin_filename)
+                                  other_files=True, stdin_name=args.stdin_filename, docs=settings.check_docs)
     if not candidates and not errors:
-        print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
+        print("flake8-no-apex: no files to check found", file=err)
     fixes = report.shows_fixes(args.format)
     cache = None if args.no_cache or args.show_targets else Cache(Path(args.cache_dir), settings, fixes)
     outcomes = _checked(candidates, settings, fixes, args.jobs, cache)
@@ -388,9 +390,9 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         return 2
     names = args.paths or ["."]
     candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude], other_files=True,
-                                          stdin_name=args.stdin_filename)
+                                          stdin_name=args.stdin_filename, docs=settings.check_docs)
     if not candidates and not summary.errors:
-        print("flake8-no-apex: no Python, YAML or dependency files found", file=err)
+        print("flake8-no-apex: no files to fix found", file=err)
     from .engine import Session
     from .inputs import kind_of
     from .project import ProjectImports
@@ -501,6 +503,9 @@ def _selection_options(command: argparse.ArgumentParser) -> None:
                               "ignores, version targets and output (default: stdin)")
     command.add_argument("--apex-target-versions", metavar="LIB=VERSION,...",
                          help="oldest supported releases, e.g. torch=2.1,lightning=1.9 (default: auto)")
+    command.add_argument("--check-docs", action="store_true", default=None,
+                         help="also read the Python code of Markdown and reStructuredText files (fenced blocks, "
+                              "code-block directives, >>> examples) and the >>> examples of docstrings")
 
 
 def _terminal_columns() -> int:

@@ -17,7 +17,7 @@ DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", 
                    ".venv", "venv", "site-packages", "node_modules", "build", "dist", ".flake8-no-apex-cache")
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
 KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",
-        "apex-target-versions", "docs-url")
+        "apex-target-versions", "docs-url", "check-docs")
 
 
 class ConfigError(ValueError):
@@ -29,6 +29,18 @@ def _split(value) -> List[str]:
     return [str(item).strip() for item in items if str(item).strip()]
 
 
+def _boolean(value, key: str, source: str) -> bool:
+    """A switch as TOML writes it, or as an INI file does (flake8's configparser: true/false, 1/0, yes/no, on/off)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ConfigError(f"{key} in {source}: expected true or false, got {value!r}")
+
+
 class Settings:
     """The settings of one run: config files, then the command line (a plain class: a warm
     `check` imports no dataclasses)."""
@@ -36,7 +48,7 @@ class Settings:
     def __init__(self, select: Optional[List[str]] = None, extend_select: Sequence[str] = (),
                  ignore: Optional[List[str]] = None, extend_ignore: Sequence[str] = (), per_file_ignores: str = "",
                  docs_url: str = "", exclude: Sequence[str] = DEFAULT_EXCLUDE, extend_exclude: Sequence[str] = (),
-                 targets: str = "auto"):
+                 targets: str = "auto", check_docs: bool = False):
         self.select = select  # None: flake8's default selection
         self.extend_select = list(extend_select)
         self.ignore = ignore  # None: the default ignore list (codes.DEFAULT_OFF)
@@ -46,6 +58,7 @@ class Settings:
         self.exclude = list(exclude)
         self.extend_exclude = list(extend_exclude)
         self.targets = targets
+        self.check_docs = check_docs  # also the Python code of Markdown/RST files and docstring examples
         self.targets_source = "--apex-target-versions"  # or the config file that set them
         self.sources: List[str] = []  # the config files read
 
@@ -59,6 +72,8 @@ class Settings:
                 self.targets_source = f"apex-target-versions in {source}"
             elif key == "docs-url":
                 self.docs_url = str(value).strip()
+            elif key == "check-docs":
+                self.check_docs = _boolean(value, key, source)
             elif key == "per-file-ignores":
                 self.per_file_ignores = "\n".join(value) if isinstance(value, list) else str(value)
             else:

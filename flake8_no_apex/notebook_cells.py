@@ -236,7 +236,13 @@ def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
     order = sorted(range(len(remaining)), key=lambda i: (remaining[i].line, remaining[i].col))
     result.remaining, result.on_disk = [remaining[i] for i in order], [on_disk[i] for i in order]
     result.fixed = [replace(f, line=_cell_line(module, f.line)) for f in result.fixed]
-    result.notes = [(_cell_line(module, line), note) for line, note in result.notes]
+    from .doc_blocks import lines_named
+
+    def named(number: int) -> str:
+        place = _cell_line(module, number)
+        return f"cell {place.cell}, line {place.line}" if isinstance(place, CellLine) else f"line {place}"
+
+    result.notes = [(_cell_line(module, line), lines_named(note, named)) for line, note in result.notes]
     result.text, result.rounds = text, []
     return result
 

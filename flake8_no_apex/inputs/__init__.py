@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..report import Reported
 
 # The order is the precedence: the first kind that claims a file reads it; Python claims the rest.
-KINDS = ("notebook", "json_config", "shell", "yaml_config", "dependency_file", "python_module")
+KINDS = ("notebook", "json_config", "shell", "yaml_config", "dependency_file", "markdown", "python_module")
 
 
 class CellLine(NamedTuple):

@@ -43,6 +43,13 @@ class PythonModule(Kind):
 
             found = found + session.filtered(document.path, now.source,
                                              check_dependencies("setup.py", text, floors))
+        own = document.named or document.on_disk is not None  # not the module of a notebook's or a doc's code
+        if session.settings is not None and session.settings.check_docs and own and ">>>" in text:
+            from ..doc_blocks import in_docstrings
+
+            with analysing():  # the examples of the docstrings, reported where they are (not fixed)
+                found = found + session.filtered(document.path, now.source,
+                                                 in_docstrings(session, document, now.tree))
         return Analysis(document, now.source, found, floors,
                         lambda: planned(now, document.path) + [None] * (len(found) - len(now.findings)), now.hidden)
 

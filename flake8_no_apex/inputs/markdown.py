@@ -1,0 +1,42 @@
+"""Documentation (Markdown, reStructuredText): the Python code of its blocks and examples, read
+when the user asks (`--check-docs`, or `check-docs = true`) or names the file (`doc_blocks`
+holds how)."""
+from __future__ import annotations
+
+from pathlib import PurePath
+from typing import TYPE_CHECKING
+
+from . import Kind
+
+if TYPE_CHECKING:
+    from ..engine import Analysis, Document, Session
+    from ..fixer import FixResult
+
+SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".rest")
+
+
+class Markdown(Kind):
+    name = "docs"
+
+    def claims(self, path: PurePath) -> bool:
+        return path.name.lower().endswith(SUFFIXES)
+
+    def walked(self, path: PurePath, docs: bool) -> bool:
+        return docs
+
+    def analyse(self, session: "Session", document: "Document") -> "Analysis":
+        from ..doc_blocks import analyse
+        from ..engine import analysing
+
+        with analysing():
+            return analyse(session, document)
+
+    def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
+        from ..doc_blocks import fix
+        from ..engine import analysing
+
+        with analysing():
+            return fix(session, document, unsafe)
+
+
+KIND = Markdown()
