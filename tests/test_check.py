@@ -374,7 +374,7 @@ def test_a_tree_without_files_to_check_says_so(tmp_path):
     result = check(tmp_path)
     assert result.returncode == 0 and "no files to check found" in result.stderr
     fix = subprocess.run([*COMMAND, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
-    assert fix.returncode == 0 and "no files to check found" in fix.stderr
+    assert fix.returncode == 0 and "no files to fix found" in fix.stderr
 
 
 def test_a_closed_pipe_ends_check_without_a_traceback(tmp_path):
