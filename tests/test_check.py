@@ -239,6 +239,9 @@ def git_repo(tmp_path):
     git("init", "-q")
     (tmp_path / "train.py").write_text(EXAMPLE.read_text())
     (tmp_path / "requirements.txt").write_text("apex @ git+https://github.com/NVIDIA/apex.git\n")
+    (tmp_path / "train.ipynb").write_text(NOTEBOOK)
+    (tmp_path / "launch.sh").write_text("#!/bin/sh\naccelerate launch --fp16 train.py\n")
+    (tmp_path / "ds_config.json").write_text('{"train_batch_size": 8, "amp": {"enabled": true}}\n')
     git("add", ".")
     git("-c", "user.email=ci@example.invalid", "-c", "user.name=ci", "commit", "-qm", "legacy")
     return tmp_path
@@ -252,12 +255,25 @@ def test_pre_commit_hooks(git_repo):
                             cwd=git_repo, capture_output=True, text=True, timeout=900)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "train.py:9:18: APX001" in result.stdout and "requirements.txt:1:1: APX109" in result.stdout
+    for where in ("train.ipynb:cell 2:1:14: APX109", "train.ipynb:cell 3:2:6: APX201", "launch.sh:2:19: APX405",
+                  "ds_config.json:1:25: APX601"):
+        assert where in result.stdout, result.stdout
     assert re.search(r"flake8-no-apex \(check\)\.+Failed", result.stdout)
     assert re.search(r"flake8-no-apex \(fix\)\.+Failed", result.stdout) and "files were modified" in result.stdout
     after = (git_repo / "train.py").read_text()
     assert after != before
     assert 'torch.amp.autocast("cuda", enabled=use_amp, dtype=torch.float16, cache_enabled=True)' in after
     ast.parse(after)
+    assert 'torch.amp.autocast(\\"cuda\\"' in (git_repo / "train.ipynb").read_text()
+    assert (git_repo / "launch.sh").read_text() == "#!/bin/sh\naccelerate launch --mixed_precision fp16 train.py\n"
+
+
+NOTEBOOK = json.dumps({"cells": [
+    {"cell_type": "markdown", "metadata": {}, "source": ["# Training\n"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": ["!pip install apex"]},
+    {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+     "source": ["import torch\n", "with torch.cuda.amp.autocast():\n", "    pass"]},
+], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1, sort_keys=True) + "\n"
 
 
 # --- inputs that must not stop the run ----------------------------------------------------------
