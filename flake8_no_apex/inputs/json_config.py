@@ -45,7 +45,7 @@ class JsonConfig(Kind):
         """The top-level "amp" key of a DeepSpeed config, where its object holds apex's options."""
         text = document.text
         named = bool(_DEEPSPEED_NAME.match(document.path.name))
-        if '"amp"' not in text or len(text) > MAX_JSON_BYTES and not document.named:
+        if not named and '"amp"' not in text or len(text) > MAX_JSON_BYTES and not document.named:
             return []
         from ..files import MalformedFile
         from ..json_positions import members

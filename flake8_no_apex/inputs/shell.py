@@ -152,26 +152,37 @@ def _blank(line: str) -> str:
 
 
 # --- CI workflows ----------------------------------------------------------------------------
+# the keys whose values are commands, in GitHub Actions (`run`), GitLab (`script`...), CircleCI
+# (`run`, `command`), Travis (`install`...), Azure Pipelines (`script`, `bash`...), Bitbucket, Buildkite
+COMMAND_KEYS = frozenset({"run", "script", "before_script", "after_script", "command", "commands", "install",
+                          "before_install", "after_success", "before_script", "bash", "sh", "pwsh", "powershell",
+                          "inline", "inlineScript", "entrypoint", "args"})
+
+
 def yaml_commands(text: str) -> str:
-    """The workflow with only its string values kept, where commands are (`run:`, `script:`
-    items, a `command:`): a folded value's line breaks are the spaces YAML reads them as."""
+    """The workflow with only the string values of its command keys kept (`run:`, `script:`
+    items, a `command:`), a step's `name:` among them left out: a folded value's line breaks are
+    the spaces YAML reads them as."""
     import yaml
 
     from ..yaml_configs import compose
 
     root = compose(text)
     kept = [" " if ch not in "\r\n" else ch for ch in text]
-    stack, seen = [root], set()
+    stack, seen = [(root, False)], set()
     while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
+        node, command = stack.pop()
+        if node is None or (id(node), command) in seen:
             continue
-        seen.add(id(node))
+        seen.add((id(node), command))
         if isinstance(node, yaml.MappingNode):
-            stack += [value for _, value in node.value]
+            for key, value in node.value:
+                name = getattr(key, "value", None)
+                if name != "name":
+                    stack.append((value, command or name in COMMAND_KEYS))
         elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-        elif isinstance(node, yaml.ScalarNode) and node.tag.endswith(":str"):
+            stack += [(item, command) for item in node.value]
+        elif command and isinstance(node, yaml.ScalarNode) and node.tag.endswith(":str"):
             _keep(text, kept, node)
     return "".join(kept)
 
