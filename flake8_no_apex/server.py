@@ -1,13 +1,16 @@
-"""The language server (`flake8-no-apex server`, over stdio): diagnostics for every open Python
-module, YAML config and dependency file as it is edited, each fix offered as a quick fix (safe
-ones preferred, unsafe ones labelled), and `source.fixAll` applying the safe fixes, which a
-flake8 plugin cannot give an editor. Needs pygls: `pip install 'flake8-no-apex[server]'`."""
+"""The language server (`flake8-no-apex server`, over stdio): diagnostics for every open document
+of a kind `check` reads (a Python module, a notebook's cells, a shell script, a YAML or JSON
+config, a dependency file) as it is edited, each fix offered as a quick fix (safe ones
+preferred, unsafe ones labelled), and `source.fixAll` applying the safe fixes, which a flake8
+plugin cannot give an editor. A notebook is synchronised as LSP 3.17 notebook documents: its
+cells are analysed together, each cell's diagnostics published on the cell. Needs pygls:
+`pip install 'flake8-no-apex[server]'`."""
 from __future__ import annotations
 
 import os
 import warnings
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -38,10 +41,15 @@ class NoApexServer(LanguageServer):
     """Holds one Session for the workspace; rebuilt when its settings or metadata change."""
 
     def __init__(self) -> None:
-        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(SOURCE, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         notebook_document_sync=types.NotebookDocumentSyncOptions(notebook_selector=[
+                             types.NotebookDocumentFilterWithCells(
+                                 notebook="jupyter-notebook", cells=[types.NotebookCellLanguage(language="python")])]))
         self.root = Path.cwd()
         self.session = Session(Settings())
         self.analyses: Dict[str, Analysis] = {}  # uri -> the analysis of the version last published
+        self.notebooks: Dict[str, "NotebookView"] = {}  # notebook uri -> its cells as last analysed
+        self.cell_notebook: Dict[str, str] = {}  # a cell's uri -> its notebook's
 
     def configure(self, root: Path) -> None:
         """Settings from the workspace's config files, read as `check` run in its root reads them
@@ -79,6 +87,9 @@ class NoApexServer(LanguageServer):
             return None
 
     def publish(self, document: TextDocument) -> None:
+        if document.uri in self.cell_notebook:  # a notebook's cell: its notebook is analysed
+            self.publish_notebook(self.cell_notebook[document.uri])
+            return
         analysis = self.analyse(document) if self.wanted(document) else None
         if analysis is None:
             self.analyses.pop(document.uri, None)
@@ -98,6 +109,118 @@ class NoApexServer(LanguageServer):
             code_description=types.CodeDescription(href=_absolute(rule_url(finding.code, docs), self.root)),
             tags=[types.DiagnosticTag.Deprecated] if level != "note" else None,
         )
+
+
+    # --- notebooks -------------------------------------------------------------------------
+    def publish_notebook(self, uri: str) -> None:
+        notebook = self.workspace.get_notebook_document(notebook_uri=uri)
+        if notebook is None:
+            return
+        view = NotebookView(self, uri, notebook)
+        self.notebooks[uri] = view
+        for cell in view.cells:
+            self.cell_notebook[cell] = uri
+        for cell, diagnostics in view.diagnostics().items():
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=diagnostics))
+
+    def forget_notebook(self, uri: str) -> None:
+        view = self.notebooks.pop(uri, None)
+        for cell in view.cells if view is not None else ():
+            self.cell_notebook.pop(cell, None)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
+
+
+class NotebookView:
+    """A notebook document's cells as the notebook kind reads a file: the JSON of an nbformat
+    notebook made of the cells' texts, analysed once; findings and fixes mapped back to cells."""
+
+    def __init__(self, server: NoApexServer, uri: str, notebook) -> None:
+        import json
+
+        self.server = server
+        self.cells: List[str] = [cell.document for cell in notebook.cells]  # cell N is cells[N - 1]
+        self.texts = [server.workspace.get_text_document(cell).source for cell in self.cells]
+        kinds = ["code" if cell.kind == types.NotebookCellKind.Code else "markdown" for cell in notebook.cells]
+        self.json = json.dumps({"cells": [{"cell_type": kind, "metadata": {}, "source": text, "outputs": []}
+                                          for kind, text in zip(kinds, self.texts)],
+                                "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+        path = Path(to_fs_path(uri) or uri)
+        self.document = Document(path if path.suffix == ".ipynb" else path.with_suffix(".ipynb"), self.json,
+                                 named=True, kind="notebook")
+        try:
+            self.analysis: Optional[Analysis] = server.session.analyse(self.document)
+        except AnalysisError:
+            self.analysis = None
+
+    def place(self, offset: int) -> Tuple[int, types.Position]:
+        """(cell index, the client's position in it) of an offset of the module the cells make."""
+        analysis = self.analysis
+        line, column = analysis.source.position(offset)
+        cell, within, column = analysis.placement.position(line, column)
+        text = self.texts[cell - 1]
+        lines = text.split("\n")
+        at = sum(len(each) + 1 for each in lines[:within - 1]) + column - 1
+        cell_document = self.server.workspace.get_text_document(self.cells[cell - 1])
+        return cell - 1, cell_document.client_position_at_offset(min(at, len(text)))
+
+    def diagnostics(self) -> Dict[str, List[types.Diagnostic]]:
+        found: Dict[str, List[types.Diagnostic]] = {cell: [] for cell in self.cells}
+        for finding in self.analysis.findings if self.analysis is not None else ():
+            cell, diagnostic = self.diagnostic(finding)
+            found[self.cells[cell]].append(diagnostic)
+        return found
+
+    def diagnostic(self, finding: Finding) -> Tuple[int, types.Diagnostic]:
+        start, end = self.analysis.source.finding_span(finding)
+        cell, first = self.place(start)
+        end_cell, last = self.place(max(start, end))
+        if end_cell != cell or end <= start:  # a position: to the end of its line
+            last = types.Position(first.line, len(self.texts[cell].split("\n")[first.line].encode("utf-16-le")) // 2)
+        document = self.server.workspace.get_text_document(self.cells[cell])
+        diagnostic = self.server.diagnostic(document, self.analysis, finding)
+        diagnostic.range = types.Range(first, last)
+        return cell, diagnostic
+
+    def quick_fixes(self, cell_uri: str, asked: types.Range) -> List[types.CodeAction]:
+        actions = []
+        for finding, plan in zip(self.analysis.findings, self.analysis.plans):
+            cell, diagnostic = self.diagnostic(finding)
+            if plan is None or self.cells[cell] != cell_uri or not _overlaps(diagnostic.range, asked):
+                continue
+            changes: Dict[str, List[types.TextEdit]] = {}
+            for edit in plan.edits:
+                (first, start), (last, end) = self.place(edit.start), self.place(edit.end)
+                if first != last or "flake8-no-apex cell" in edit.text or "pass  #" in edit.text:
+                    break  # an edit across cells, or over a masked IPython line: `fix` says why
+                changes.setdefault(self.cells[first], []).append(types.TextEdit(types.Range(start, end), edit.text))
+            else:
+                unsafe = plan.grade is not Grade.SAFE
+                title = f"{SOURCE}: fix {finding.code}" + (" (unsafe: review the change)" if unsafe else "")
+                actions.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix,
+                                                diagnostics=[diagnostic], is_preferred=not unsafe,
+                                                edit=types.WorkspaceEdit(changes=changes)))
+        return actions
+
+    def fix_all(self) -> List[types.CodeAction]:
+        """The safe fixes of the whole notebook, as `fix` writes them: each changed cell replaced."""
+        import json
+
+        try:
+            result = self.server.session.fix(self.document)
+        except (AnalysisError, FixError):
+            return []
+        fixed = [cell["source"] for cell in json.loads(result.text)["cells"]]
+        changes = {}
+        for uri, old, new in zip(self.cells, self.texts, fixed):
+            new = "".join(new) if isinstance(new, list) else new
+            if new != old:
+                document = self.server.workspace.get_text_document(uri)
+                whole = types.Range(types.Position(0, 0), document.client_position_at_offset(len(old)))
+                changes[uri] = [types.TextEdit(whole, new)]
+        if not changes:
+            return []
+        return [types.CodeAction(title=f"{SOURCE}: fix all safely fixable findings", kind=FIX_ALL,
+                                 edit=types.WorkspaceEdit(changes=changes))]
 
 
 def _absolute(url: str, root: Path) -> str:
@@ -155,6 +278,19 @@ def build() -> NoApexServer:
             for document in list(ls.workspace.text_documents.values()):
                 ls.publish(document)
 
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def notebook_did_open(ls: NoApexServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.publish_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def notebook_did_change(ls: NoApexServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        ls.forget_notebook(params.notebook_document.uri)  # cells may be gone: their diagnostics with them
+        ls.publish_notebook(params.notebook_document.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def notebook_did_close(ls: NoApexServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.forget_notebook(params.notebook_document.uri)
+
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: NoApexServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.analyses.pop(params.text_document.uri, None)
@@ -164,6 +300,9 @@ def build() -> NoApexServer:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
         code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]))
     def code_action(ls: NoApexServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+        notebook = ls.notebooks.get(ls.cell_notebook.get(params.text_document.uri, ""))
+        if notebook is not None:
+            return _notebook_actions(notebook, params)
         document = ls.workspace.get_text_document(params.text_document.uri)
         analysis = ls.analyses.get(document.uri)
         if analysis is None or analysis.document.text != document.source:
@@ -177,6 +316,19 @@ def build() -> NoApexServer:
         return actions
 
     return server
+
+
+def _notebook_actions(notebook: NotebookView, params: types.CodeActionParams) -> List[types.CodeAction]:
+    if notebook.analysis is None or notebook.texts != [notebook.server.workspace.get_text_document(cell).source
+                                                        for cell in notebook.cells]:
+        return []  # the cells changed since they were analysed
+    wanted = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
+    actions = []
+    if not wanted or any(kind.startswith(types.CodeActionKind.QuickFix.value) for kind in wanted):
+        actions += notebook.quick_fixes(params.text_document.uri, params.range)
+    if not wanted or any(FIX_ALL.startswith(kind) for kind in wanted):
+        actions += notebook.fix_all()
+    return actions
 
 
 def _quick_fixes(ls: NoApexServer, document: TextDocument, analysis: Analysis,

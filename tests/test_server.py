@@ -157,3 +157,42 @@ async def test_yaml_configs_are_checked_and_other_documents_left_alone(client: L
     assert not client.diagnostics[notes]
     client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
     await until(lambda: not client.diagnostics[uri], "cleared diagnostics for a closed document")
+
+
+async def test_a_notebooks_cells_get_their_diagnostics_and_fixes(client: LanguageClient, tmp_path):
+    """LSP notebook documents: the cells are analysed as one module (the import in cell 1 makes
+    cell 3's call torch's), each cell's diagnostics published on it, a quick fix and fix-all
+    editing the cells; a change of one cell updates them."""
+    uri = (tmp_path / "train.ipynb").as_uri()
+    texts = ["import torch\n!pip install apex", "# Notes", "note = '🙂'; scaler = torch.cuda.amp.GradScaler()"]
+    cells = [f"vscode-notebook-cell:{tmp_path}/train.ipynb#cell{n}" for n in range(3)]
+    kinds = [types.NotebookCellKind.Code, types.NotebookCellKind.Markup, types.NotebookCellKind.Code]
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(uri=uri, notebook_type="jupyter-notebook", version=1, cells=[
+            types.NotebookCell(kind=kind, document=cell) for kind, cell in zip(kinds, cells)]),
+        cell_text_documents=[types.TextDocumentItem(uri=cell, language_id="python" if kind == kinds[0] else "markdown",
+                                                    version=1, text=text)
+                             for cell, kind, text in zip(cells, kinds, texts)]))
+    await until(lambda: cells[2] in client.diagnostics, "the cells' diagnostics")
+    first, last = client.diagnostics[cells[0]], client.diagnostics[cells[2]]
+    assert [(d.code, d.range.start.line, d.range.start.character) for d in first] == [("APX109", 1, 13)]
+    assert [(d.code, d.range.start.line, d.range.start.character, d.range.end.character) for d in last] == [
+        ("APX203", 0, 22, 47)]  # UTF-16: the emoji is two units
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=cells[2]), range=last[0].range,
+        context=types.CodeActionContext(diagnostics=last)))
+    quick = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
+    assert [a.title for a in quick] == ["flake8-no-apex: fix APX203"]
+    fixed = apply(texts[2], quick[0].edit.changes[cells[2]])
+    assert fixed == "note = '🙂'; scaler = torch.amp.GradScaler(\"cuda\")" and list(quick[0].edit.changes) == [cells[2]]
+    every = [a for a in actions if a.kind == "source.fixAll.flake8-no-apex"]
+    assert list(every[0].edit.changes) == [cells[2]]
+    assert every[0].edit.changes[cells[2]][0].new_text == "note = '🙂'; scaler = torch.amp.GradScaler(\"cuda\")"
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=uri),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=cells[0], version=2),
+                changes=[types.TextDocumentContentChangeWholeDocument(text="import torch\n")])]))))
+    await until(lambda: not client.diagnostics[cells[0]], "the changed cell's diagnostics")
+    assert len(client.diagnostics[cells[2]]) == 1
