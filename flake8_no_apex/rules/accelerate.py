@@ -147,7 +147,8 @@ RULES = [
              "from 0.14) and is an argparse error from 0.16 "
              "(\"unrecognized arguments\"); the launcher's switch is `--mixed_precision fp16` (also \"bf16\", "
              "\"no\"). Found in argument vectors built in Python (`subprocess.run([\"accelerate\", \"launch\", "
-             "\"--fp16\", \"train.py\"])`) before the script they start: a `--fp16` after it is the script's own."),
+             "\"--fp16\", \"train.py\"])`), shell scripts, Dockerfiles, CI workflows and notebooks' `!` lines, "
+             "before the script they start: a `--fp16` after it is the script's own."),
         before='import subprocess\n\nsubprocess.run(["accelerate", "launch", "--fp16", "train.py"], check=True)\n',
         after=('import subprocess\n\n'
                'subprocess.run(["accelerate", "launch", "--mixed_precision", "fp16", "train.py"], check=True)\n'),

@@ -315,8 +315,11 @@ RULES = [
              "DDP and fp16 parts are gone since 25.07. A plain `apex` requirement installs an unrelated "
              "PyPI project that still satisfies `find_spec(\"apex\")`. Found by `flake8-no-apex check` in "
              "requirements and constraints files, pyproject.toml, setup.cfg, the `install_requires`/"
-             "`extras_require` strings of setup.py (also through a list assigned first), and conda "
-             "environment files (`nvidia-apex` or `apex` in `dependencies`, and apex in its `pip:` list)."),
+             "`extras_require` strings of setup.py (also through a list assigned first), conda "
+             "environment files (`nvidia-apex` or `apex` in `dependencies`, and apex in its `pip:` list), "
+             "and the install commands of shell scripts, Dockerfiles, CI workflows and notebooks' `!`/`%pip` "
+             "lines (`pip install apex`, `git clone https://github.com/NVIDIA/apex`, conda's `nvidia-apex`; "
+             "reported, not rewritten)."),
         before="torch>=2.4\napex @ git+https://github.com/NVIDIA/apex.git\n",
         after="torch>=2.4\n",
         invalid=("git+https://github.com/NVIDIA/apex@master#egg=apex\n", "apex==0.9.10dev\n",

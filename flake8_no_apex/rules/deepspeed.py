@@ -28,7 +28,8 @@ RULES = [
              "`dict(...)` calls) of modules importing DeepSpeed, transformers or Lightning, which hand them to "
              "`deepspeed.initialize(config=...)`, `TrainingArguments(deepspeed=...)` or "
              "`DeepSpeedStrategy(config=...)`, where the value holds an `\"enabled\"` switch or apex's options "
-             "(JSON config files are not read yet)."),
+             "and in DeepSpeed JSON configs (`ds_config*.json`, or any JSON whose top level has DeepSpeed's "
+             "keys), at the key."),
         before=("import deepspeed\n\n"
                 "config = {\"train_batch_size\": 8, \"amp\": {\"enabled\": True, \"opt_level\": \"O1\"}}\n"
                 "engine, optimizer, _, _ = deepspeed.initialize(model=model, config=config)\n"),
