@@ -89,6 +89,9 @@ class RuleIndex:
         self.attributes: Dict[str, List[Tuple[AttributeRead, Rule]]] = defaultdict(list)
         self.parameters: Dict[str, List[Tuple[Parameter, Rule]]] = defaultdict(list)
         self.shim_spellings = tuple(sorted({s for rule in rules for s in rule.shim_spellings}))
+        # the Trainer's keyword rows by name: what a config's `trainer` section can set (YAML, a
+        # Hydra override `trainer.precision=16`, `cfg.trainer.precision = 16`)
+        self.trainer_settings: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
         for rule in rules:
             for m in rule.match:
                 if isinstance(m, Symbols):
@@ -100,6 +103,8 @@ class RuleIndex:
                         self.roots[m.root] = (m.root_subject, m.root_replacement, rule)
                 elif isinstance(m, Keyword):
                     self.keywords[m.name].append((m, rule))
+                    if "lightning:Trainer" in m.callees and not m.position:
+                        self.trainer_settings[m.name].append((m, rule))
                     if m.position is not None:
                         self.positional.append((m, rule))
                     if m.dict_forms:
@@ -477,6 +482,10 @@ class Checker(ScopeVisitor):
         for target in node.targets:
             if isinstance(target, ast.Subscript) and isinstance(target.ctx, ast.Store):
                 self._setting(target.slice, node.value)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Attribute) and \
+                    target.value.attr == "trainer":  # a config's Trainer section: `cfg.trainer.precision = 16`
+                for m, rule in self.index.trainer_settings.get(target.attr, ()):
+                    self._values(m, rule, target, target.attr, node.value, m.library)
 
     def _setting(self, key: ast.AST, value: ast.AST) -> None:
         """A string key with its value, in a dict or assigned to one, in a module importing the library."""

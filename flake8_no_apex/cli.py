@@ -56,11 +56,12 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 # --- check -----------------------------------------------------------------------------------
 def check_file(candidate: Candidate, session: "Session", fixes: bool = True, stamped: bool = True
-               ) -> Tuple[List[report.Reported], Optional[Stamp]]:
-    """Findings of one file, of any kind, and (if `stamped`: for the cache) the file's stamp as
-    it was read; raises InputError. A Python file without a word of any rule is not parsed,
-    unless it was named on the command line. Without `fixes` (formats that show none) no fix
-    plan is built."""
+               ) -> Tuple[List[report.Reported], Optional[Stamp], List[str]]:
+    """Findings of one file, of any kind, (if `stamped`: for the cache) the file's stamp as it
+    was read, and the parts of it that could not be read (a notebook's cell that does not
+    parse: its error, beside the other cells' findings); raises InputError. A Python file
+    without a word of any rule is not parsed, unless it was named on the command line. Without
+    `fixes` (formats that show none) no fix plan is built."""
     from .engine import AnalysisError, Document
 
     decoded = read(candidate.path, candidate.stdin)
@@ -69,10 +70,11 @@ def check_file(candidate: Candidate, session: "Session", fixes: bool = True, sta
         found = report.located(analysis, str(candidate.path), fixes)
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
+    problems = [f"{candidate.path}:{problem}" for problem in analysis.problems]
     seen = decoded.seen
-    if not (stamped and seen):
-        return found, None
-    return found, (seen.st_size, seen.st_mtime_ns, content_hash(decoded.raw))
+    if not (stamped and seen) or problems:  # a file read in part is not cached
+        return found, None, problems
+    return found, (seen.st_size, seen.st_mtime_ns, content_hash(decoded.raw)), problems
 
 
 def _located_error(path: Path, error: "AnalysisError") -> str:
@@ -105,8 +107,8 @@ def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes:
                stamped: bool = True) -> Outcome:
     path = candidate.path
     try:
-        found, stamp = check_file(candidate, session or _WORKER, fixes, stamped)
-        return found, None, stamp
+        found, stamp, problems = check_file(candidate, session or _WORKER, fixes, stamped)
+        return found, "\n".join(problems) or None, stamp
     except InputError as error:
         return [], str(error), None
     except (KeyboardInterrupt, SystemExit):
@@ -147,7 +149,7 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     outcomes = _checked(candidates, settings, fixes, args.jobs, cache)
     items = [item for found, _, _ in outcomes for item in found if not item.hidden_by]
     hidden = [item for found, _, _ in outcomes for item in found if item.hidden_by]
-    errors += [error for _, error, _ in outcomes if error]
+    errors += [line for _, error, _ in outcomes if error for line in error.split("\n")]
     for error in errors:
         print(f"flake8-no-apex: {error}", file=err)
     if args.show_targets:
@@ -308,9 +310,10 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
     except AnalysisError as error:
         raise InputError(_located_error(path, error)) from None
     except FixError as error:  # the file stays as it is: each of its findings still needs a person
-        left = session.analyse(document).findings
-        for finding in left:
-            print(f"{path}:{finding.line}:{finding.col + 1}: {finding.message}", file=report_to)
+        analysis = session.analyse(document)
+        left = analysis.findings
+        for item in report.located(analysis, str(path), fixes=False):  # where they are (a notebook's cells)
+            print(f"{report.where(item)}: {item.message}", file=report_to)
         summary.manual += len(left)
         apex_amp = [f for f in left if f.code in migration.APEX_AMP_CODES]
         if apex_amp:
@@ -319,6 +322,9 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         if stdin and not args.diff:
             out.write(decoded.text)
         raise InputError(f"{path}: not fixed, {error}") from None
+    summary.errors += [f"{path}:{problem}" for problem in result.problems]  # read in part: the rest is fixed
+    for problem in result.problems:
+        print(f"flake8-no-apex: {path}:{problem}", file=report_to)
     spelled = spell(session.targets(path).floors) if result.remaining else {}  # for the recipes
     on_disk = _positions_on_disk(decoded.text, result) if args.diff and not stdin else None
     as_json = args.format == "json"

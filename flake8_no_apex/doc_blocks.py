@@ -191,13 +191,127 @@ def blocks_of(document: "Document", tree=None) -> List[Block]:
 
 
 def analyse(session: "Session", document: "Document") -> "Analysis":
+    """The Python blocks' findings and the shell blocks' (apex installs, removed flags), at the
+    file's places; each Python plan's edits moved to the file (none where a multi-line edit
+    would land in a `>>>` example)."""
     from .edits import Source
     from .engine import Analysis
 
-    module, placement, _ = module_of(blocks_of(document), document.text)
-    analysis = session.analyse(replace(document, text=module, kind="python", on_disk=None, tree=None, named=False))
-    return replace(analysis, document=document, placement=placement) if module else Analysis(
-        document, Source(document.text), [], analysis.floors)
+    source = Source(document.text)
+    floors = session.targets(document.path).floors
+    found, plans, hidden = [], [], []
+    module, placement, blocks = module_of(blocks_of(document), document.text)
+    if module:
+        analysis = session.analyse(replace(document, text=module, kind="python", on_disk=None, tree=None,
+                                           named=False))
+        prompts = {number for block in blocks if block.prompts for number, _, _ in block.lines}
+        for finding, plan in zip(analysis.findings, analysis.plans):
+            found.append(_in_file(finding, analysis.source, placement))
+            plans.append(_plan_in_file(plan, analysis.source, placement, source, prompts))
+        hidden = [_in_file(finding, analysis.source, placement) for finding in analysis.hidden]
+    shell = shell_findings(session, document, source, floors)
+    found += shell
+    plans += [None] * len(shell)
+    order = sorted(range(len(found)), key=lambda i: (found[i].line, found[i].col))
+    return Analysis(document, source, [found[i] for i in order], floors, lambda: [plans[i] for i in order], hidden)
+
+
+def _in_file(finding, source, placement: "Placement"):
+    line, column = source.position(source.finding_span(finding)[0])
+    _, at, column = placement.position(line, column)
+    return replace(finding, line=at, col=column - 1, site=replace(finding.site, node=None))
+
+
+def _plan_in_file(plan, module_source, placement: "Placement", source, prompts):
+    if plan is None:
+        return None
+    from .table import TextEdit
+
+    edits = []
+    for edit in plan.edits:
+        (first, start), (last, end) = module_source.position(edit.start), module_source.position(edit.end)
+        (_, at, start), (_, to, end) = placement.position(first, start), placement.position(last, end)
+        text = edit.text
+        if "\n" in text:
+            if at in prompts or first not in placement.lines:
+                return None  # a `>>>` example's lines: `fix` says whether it can
+            text = text.replace("\n", "\n" + " " * placement.lines[first][1])
+        edits.append(TextEdit(source.offset(at, 0) + start - 1, source.offset(to, 0) + end - 1, text))
+    return replace(plan, edits=tuple(edits))
+
+
+_SHELL_LANGUAGES = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "bash-session"}
+
+
+def shell_findings(session: "Session", document: "Document", source, floors) -> List:
+    """The findings of the shell blocks (```` ```bash ````, `.. code-block:: console`): the file
+    with everything else blanked, a console block's `$ ` prompts and output too."""
+    from .shell_commands import BREAK, findings, noqa_on_command
+
+    text = document.text
+    kept = shell_lines(text, rst=document.path.name.lower().endswith((".rst", ".rest")))
+    if not kept:
+        return []
+    shell = []
+    for number, line in enumerate(text.split("\n"), 1):
+        start = kept.get(number)
+        if number > 1:  # each block is a program of its own
+            shell.append(BREAK if start is not None and number - 1 not in kept else "\n")
+        shell.append(" " * len(line) if start is None else " " * start + line[start:])
+    shell = "".join(shell)
+    located = findings(shell, text, floors, session.index)
+    ends = {item.finding.line: item.end_line for item in located}
+    return session.filtered(document.path, source, [item.finding for item in located],
+                            noqa=noqa_on_command(source, ends))
+
+
+def shell_lines(text: str, rst: bool) -> Dict[int, int]:
+    """line -> the column its command starts at, for the lines of the file's shell blocks, and of
+    its blocks that name no language (an RST `::` literal block, `.. code::`, a bare fence): a
+    command in them is read as one, prose never makes an install or a launch."""
+    lines = text.split("\n")
+    kept: Dict[int, int] = {}
+    i = 0
+    while i < len(lines):
+        if rst:
+            match = _DIRECTIVE.match(lines[i])
+            literal = not match and lines[i].rstrip().endswith("::") and not lines[i].lstrip().startswith("..")
+            language = match.group("lang").lower() if match else ""
+            if not (literal or match and (language in _SHELL_LANGUAGES or not language)):
+                i += 1
+                continue
+            indent = len(lines[i]) - len(lines[i].lstrip())
+            i += 1
+            body = []
+            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > indent):
+                body.append(i)
+                i += 1
+        else:
+            match = _FENCE.match(lines[i])
+            if not match:
+                i += 1
+                continue
+            fence, language = match.group("fence"), match.group("lang").lower()
+            i += 1
+            body = []
+            while i < len(lines) and not (lines[i].strip().startswith(fence[0] * len(fence))
+                                          and not lines[i].strip().strip(fence[0])):
+                body.append(i)
+                i += 1
+            i += 1
+            if language and language not in _SHELL_LANGUAGES:
+                continue
+        console = language in ("console", "shell-session", "shellsession", "bash-session")
+        continued = False
+        for index in body:
+            line = lines[index]
+            prompt = re.match(r"[ \t]*\$ ", line)
+            if not console:
+                kept[index + 1] = 0
+            elif prompt or continued:
+                kept[index + 1] = prompt.end() if prompt else 0
+            continued = (prompt is not None or continued) and line.rstrip().endswith("\\")
+    return kept
 
 
 def in_docstrings(session: "Session", document: "Document", tree) -> List:
@@ -243,7 +357,8 @@ def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
         indent = next(lines[at - 1][:block.indent] for at, _, code in block.lines if code.strip())
         lines[first - 1:last] = [indent + code if code else code for code in new]
     before = Source(module)
-    result.remaining = [_at_file_line(f, before, placement, result) for f in result.remaining]
+    shell = shell_findings(session, document, Source(document.text), session.targets(document.path).floors)
+    result.remaining = [_at_file_line(f, before, placement, result) for f in result.remaining] + shell
     result.on_disk = list(result.remaining)
     result.fixed = [replace(f, line=placement.file_line(f.line)) for f in result.fixed]
     result.notes = [(placement.file_line(line), lines_named(note, lambda n: f"line {placement.file_line(n)}"))

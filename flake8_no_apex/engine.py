@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 
 from .checker import RuleIndex, default_index
 from .config import Settings
@@ -74,6 +74,9 @@ class Analysis:
     # (line, column) of `source` is in the file, `position(line, column) -> (cell, line, column)`,
     # and a line of it as the file has it, `line_text(line, text)`
     placement: Optional["Placement"] = field(default=None, repr=False)
+    # what could not be read while the rest was (a notebook's cell that does not parse), each
+    # "place: why": the file's errors, beside its findings
+    problems: List[str] = field(default_factory=list)
 
     @cached_property
     def plans(self) -> List[Optional[Plan]]:

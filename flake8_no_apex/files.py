@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+
 class MalformedFile(ValueError):
     """A YAML or TOML file that does not parse (or is too large to read): reported as that
     file's error, never skipped in silence."""

@@ -108,6 +108,7 @@ class FixResult:
     # the remaining findings where they are in the file as it was read, when `rounds` cannot say
     # (a notebook, whose text is the JSON around the fixed cells)
     on_disk: Optional[List[Finding]] = None
+    problems: List[str] = field(default_factory=list)  # as Analysis.problems: parts left unread
 
     def original_offset(self, offset: int, rounds: Optional[int] = None) -> int:
         """Where an offset of the fixed text (of the text before round `rounds`) was in the text

@@ -66,8 +66,8 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
         (cell, line, column), (_, end_line, end_column) = where(start), where(end)
         edits = []
         for edit in plan.edits if plan is not None else ():
-            (first_cell, first_line, first_column), (last_cell, last_line, last_column) = map(where, (edit.start,
-                                                                                                     edit.end))
+            first, last = where(edit.start), where(edit.end)
+            (first_cell, first_line, first_column), (last_cell, last_line, last_column) = first, last
             edits.append({"start": _point(first_cell, first_line, first_column),
                           "end": _point(last_cell, last_line, last_column), "content": edit.text})
         grade = (plan.grade if plan is not None else finding.rule.fix.grade).value

@@ -110,7 +110,6 @@ class NoApexServer(LanguageServer):
             tags=[types.DiagnosticTag.Deprecated] if level != "note" else None,
         )
 
-
     # --- notebooks -------------------------------------------------------------------------
     def publish_notebook(self, uri: str) -> None:
         notebook = self.workspace.get_notebook_document(notebook_uri=uri)
@@ -319,8 +318,9 @@ def build() -> NoApexServer:
 
 
 def _notebook_actions(notebook: NotebookView, params: types.CodeActionParams) -> List[types.CodeAction]:
-    if notebook.analysis is None or notebook.texts != [notebook.server.workspace.get_text_document(cell).source
-                                                        for cell in notebook.cells]:
+    workspace = notebook.server.workspace
+    if notebook.analysis is None or notebook.texts != [workspace.get_text_document(cell).source
+                                                       for cell in notebook.cells]:
         return []  # the cells changed since they were analysed
     wanted = [str(getattr(kind, "value", kind)) for kind in params.context.only or ()]
     actions = []

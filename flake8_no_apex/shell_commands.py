@@ -25,7 +25,10 @@ class Word(NamedTuple):
     quoted: bool  # written with quotes or escapes: a fix leaves it alone
 
 
-_OPERATORS = ("&&", "||", ";;", "$(", ";", "|", "&", "(", ")", "`", "\n")
+# BREAK stands where one shell program ends and the next begins (a Dockerfile's instructions, a
+# workflow's values, a document's blocks): nothing, not even an open quote, goes on across it
+BREAK = "\0"
+_OPERATORS = ("&&", "||", ";;", "$(", ";", "|", "&", "(", ")", "`", "\n", BREAK)
 _BLANK = " \t\r"
 
 
@@ -59,19 +62,21 @@ def _word(text: str, i: int) -> Tuple[Word, int]:
     start, parts, quoted, n = i, [], False, len(text)
     while i < n:
         ch = text[i]
-        if ch in _BLANK or ch in "\n;&|()`<>" or text.startswith("$(", i):
+        if ch in _BLANK or ch in "\n;&|()`<>\0" or text.startswith("$(", i):
             if ch in "<>" and i == start:  # a redirection operator is a word of its own
                 end = i + 1 + (i + 1 < n and text[i + 1] in "<>&")
                 return Word(text[i:end], start, end, False), end
             break
         if ch == "'":
             close = text.find("'", i + 1)
+            stop = text.find(BREAK, i + 1)
             close = n if close < 0 else close
+            close = stop if 0 <= stop < close else close
             parts.append(text[i + 1:close])
-            i, quoted = close + 1, True
+            i, quoted = close + (close < n and text[close] == "'"), True
         elif ch == '"':
             i += 1
-            while i < n and text[i] != '"':
+            while i < n and text[i] not in '"\0':
                 if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
                     if text[i + 1] != "\n":
                         parts.append(text[i + 1])
@@ -79,7 +84,7 @@ def _word(text: str, i: int) -> Tuple[Word, int]:
                 else:
                     parts.append(text[i])
                     i += 1
-            i, quoted = i + 1, True
+            i, quoted = i + (i < n and text[i] == '"'), True
         elif ch == "\\" and i + 1 < n:
             if text[i + 1] != "\n":
                 parts.append(text[i + 1])
@@ -139,10 +144,11 @@ _APEX_REPOSITORY = re.compile(r"/apex(\.git)?/?(#.*)?$", re.IGNORECASE)
 class Reader:
     """Reads the commands of a shell text, with the Python rules' argument-vector rows."""
 
-    def __init__(self, argv_rows: Dict[str, List[Tuple[Keyword, Rule]]]):
+    def __init__(self, index):
         from .dependency_files import _DEPENDENCY_RULES
 
-        self.argv_rows = argv_rows
+        self.argv_rows = index.argv
+        self.trainer_settings = index.trainer_settings
         self.dependency_rules = _DEPENDENCY_RULES
 
     def read(self, text: str) -> List[Hit]:
@@ -232,6 +238,10 @@ class Reader:
         launcher = (name, words[1].text) if len(words) > 1 else (name,)
         hits = []
         for i, word in enumerate(words):
+            override = _HYDRA_TRAINER.match(word.text) if i > script else None
+            if override:  # Hydra's `trainer.precision=16`: the Trainer argument of the script's config
+                hits += self._setting(self.trainer_settings.get(override.group(1), ()), override.group(1),
+                                      override.group(2), word)
             if not word.text.startswith("--"):
                 continue
             flag, eq, inline = word.text[2:].partition("=")
@@ -250,6 +260,17 @@ class Reader:
                     fix = plan([TextEdit(word.start, word.end, "--mixed_precision fp16")], Grade.SAFE)
                 hits.append(Hit(rule, site, word, fix))
         return hits
+
+    @staticmethod
+    def _setting(rows, name: str, value: str, word: Word) -> List[Hit]:
+        for matcher, rule in rows:
+            replacement = _value_replacement(matcher, value)
+            if replacement is not None and (replacement or matcher.values is None):
+                return [Hit(rule, Site(None, name, replacement, value=_typed(value)), word)]
+        return []
+
+
+_HYDRA_TRAINER = re.compile(r"\+{0,2}trainer\.(\w+)=(.*)")
 
 
 def _value_replacement(matcher: Keyword, value: object) -> Optional[str]:
@@ -284,16 +305,36 @@ class Located(NamedTuple):
     end_line: int  # the command's last line
 
 
-def findings(shell: str, text: str, floors: Floors, argv_rows) -> List[Located]:
+def findings(shell: str, text: str, floors: Floors, index) -> List[Located]:
     """The findings of a shell text, at their lines and columns (characters) in `text`, the file
-    it was read out of (of the same length: only blanks differ)."""
+    it was read out of (of the same length: only blanks differ); `index`: the rules' RuleIndex."""
     from .edits import Source
 
     source = Source(text)
     located = []
-    for hit in Reader(argv_rows).read(shell):
+    for hit in Reader(index).read(shell):
         line, column = source.position(hit.word.start)
         finding = hit.rule.finding(hit.site, line, column - 1, floors)
         if finding is not None:
             located.append(Located(finding, hit.plan, source.position(hit.last)[0]))
     return located
+
+
+def noqa_on_command(source, ends: Dict[int, int]):
+    """flake8's `# noqa` rule, read on the lines of the command a finding is in (`ends`: a
+    finding's line -> its command's last line)."""
+    from .fixer import noqa_pattern
+
+    if "noqa" not in source.text.lower():
+        return lambda line, code: False
+    pattern = noqa_pattern()
+
+    def suppressed(line: int, code: str) -> bool:
+        for number in range(line, ends.get(line, line) + 1):
+            match = pattern.search(source.line(number))
+            if match:
+                codes = match.group("codes")
+                return codes is None or any(code.startswith(c) for c in re.split(r"[,\s]+", codes) if c)
+        return False
+
+    return suppressed

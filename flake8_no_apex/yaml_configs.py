@@ -4,7 +4,7 @@ know, with the same codes and messages, at the exact line."""
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import yaml
 
@@ -16,16 +16,6 @@ from .table import Finding, Floors, Keyword, Rule, Site
 MAX_YAML_BYTES = 2_000_000
 
 _CONSTRUCTOR = yaml.SafeLoader("")  # YAML's own reading of a scalar: 0x10, 0b10 and 1:30 are ints too
-
-
-def trainer_keywords(index: RuleIndex) -> Dict[str, List[Tuple[Keyword, Rule]]]:
-    """The Trainer's keyword rows by name: what a `trainer:` section can set."""
-    found: Dict[str, List[Tuple[Keyword, Rule]]] = {}
-    for name, rows in index.keywords.items():
-        for matcher, rule in rows:
-            if "lightning:Trainer" in matcher.callees and not matcher.position:
-                found.setdefault(name, []).append((matcher, rule))
-    return found
 
 
 def _trainer_keyword(rows: List[Tuple[Keyword, Rule]], value: object) -> Optional[Tuple[Rule, str]]:
@@ -64,7 +54,7 @@ def check_yaml(text: str, floors: Floors, index: RuleIndex, trainer_group: bool 
     however many aliases refer to it: a self-referencing anchor or a "billion laughs" file
     costs its size, not its expansion."""
     root = compose(text)
-    keywords = trainer_keywords(index)
+    keywords = index.trainer_settings
     found: List[Optional[Finding]] = []
     seen = set()
 

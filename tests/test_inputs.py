@@ -52,8 +52,8 @@ def code_cell(source, outputs=()):
 
 
 def notebook(*cells, language="python"):
-    return {"cells": list(cells), "metadata": {"kernelspec": {"display_name": "Python 3", "language": language,
-                                                             "name": "python3"}},
+    kernel = {"display_name": "Python 3", "language": language, "name": "python3"}
+    return {"cells": list(cells), "metadata": {"kernelspec": kernel},
             "nbformat": 4, "nbformat_minor": 5}
 
 
@@ -142,7 +142,8 @@ def test_noqa_and_add_noqa_in_cells(tmp_path):
     result = run(tmp_path, "check", "--add-noqa", "nb.ipynb")
     assert "Added 2 noqa directives to 1 file." in result.stderr, result.stderr
     cell = json.loads((tmp_path / "nb.ipynb").read_text())["cells"][1]["source"]
-    assert cell == ["with torch.cuda.amp.autocast():  # noqa: APX201\n", "    pass\n", "!pip install apex  # noqa: APX109"]
+    assert cell == ["with torch.cuda.amp.autocast():  # noqa: APX201\n", "    pass\n",
+                    "!pip install apex  # noqa: APX109"]
     assert run(tmp_path, "check", "nb.ipynb").returncode == 0
 
 
@@ -317,6 +318,12 @@ a fragment ... (
 >>> scaler
 <GradScaler>
 ```
+
+```console
+$ pip install \\
+    apex
+pip install apex: output, no command
+```
 """
 
 
@@ -328,12 +335,14 @@ def test_docs_are_read_when_asked(tmp_path):
                                      '    >>> with torch.cuda.amp.autocast():\n    ...     pass\n    """\n')
     assert run(tmp_path, "check").returncode == 0
     assert lines(run(tmp_path, "check", "--check-docs")) == [
-        ("README.md:8:18", "APX001"), ("README.md:13:6", "APX201"), ("README.md:24:14", "APX203"),
-        ("README.md:28:14", "APX203"), ("guide.rst:5:13", "APX203"), ("guide.rst:7:22", "APX001"),
+        ("README.md:4:13", "APX109"), ("README.md:8:18", "APX001"), ("README.md:13:6", "APX201"),
+        ("README.md:24:14", "APX203"),
+        ("README.md:28:14", "APX203"), ("README.md:35:5", "APX109"), ("guide.rst:5:13", "APX203"),
+        ("guide.rst:7:22", "APX001"),
         ("lib.py:5:14", "APX201")]
-    assert lines(run(tmp_path, "check", "README.md"))[0] == ("README.md:8:18", "APX001")  # named: read
+    assert lines(run(tmp_path, "check", "README.md"))[1] == ("README.md:8:18", "APX001")  # named: read
     (tmp_path / "pyproject.toml").write_text("[tool.flake8-no-apex]\ncheck-docs = true\n")
-    assert len(lines(run(tmp_path, "check"))) == 7
+    assert len(lines(run(tmp_path, "check"))) == 9
     run(tmp_path, "fix", "README.md", "guide.rst", "lib.py")
     readme = (tmp_path / "README.md").read_text()
     assert 'with torch.amp.autocast("cuda", dtype=torch.float16, cache_enabled=True):\n    loss = model(x)\n' in readme
@@ -341,3 +350,38 @@ def test_docs_are_read_when_asked(tmp_path):
     assert '>>> scaler = torch.amp.GradScaler("cuda")\n>>> scaler\n<GradScaler>\n' in readme
     assert '   import torch\n   scaler = torch.amp.GradScaler("cuda")\n' in (tmp_path / "guide.rst").read_text()
     assert "torch.cuda.amp.autocast" in (tmp_path / "lib.py").read_text()  # docstrings: reported, not rewritten
+
+
+# --- what real files do (scripts/input_corpus.txt) ---------------------------------------------
+def test_ipython_lines_real_notebooks_hold(tmp_path):
+    """Shell escapes continued by backslashes, automagic `pip install`, a `%` operator that
+    continues a Python line, a cell indented as a whole, `%%writefile` of a shell script, Hydra
+    overrides of the Trainer on a `!python` line, and a cell that does not parse (its error said,
+    the other cells read)."""
+    nb = notebook(code_cell("!python train.py \\\n  --data_root data \\\n  trainer.precision=16"),
+                  code_cell("pip install apex\nx = ('%s' \\\n     % 'y')\nz = (1\n     % 2)"),
+                  code_cell("    import torch\n    scaler = torch.cuda.amp.GradScaler()"),
+                  code_cell("%%writefile install.sh\ngit clone https://github.com/NVIDIA/apex\n"),
+                  code_cell("CHECKPOINT = model--step=10.ckpt\nfrom apex import amp"),
+                  code_cell("import pytorch_lightning as pl\ncfg.trainer.precision = 16 if gpu else 32"))
+    (tmp_path / "nb.ipynb").write_text(nbformat_text(nb))
+    result = run(tmp_path, "check", "nb.ipynb")
+    assert lines(result) == [("nb.ipynb:cell 1:3:3", "APX008"), ("nb.ipynb:cell 2:1:13", "APX109"),
+                             ("nb.ipynb:cell 3:2:14", "APX203"), ("nb.ipynb:cell 4:2:11", "APX109"),
+                             ("nb.ipynb:cell 6:2:25", "APX008")], result.stderr
+    assert result.returncode == 2 and "nb.ipynb:cell 5:1:" in result.stderr
+    assert "the other cells were read" in result.stderr
+    run(tmp_path, "fix", "nb.ipynb")
+    cells = ["".join(cell["source"]) for cell in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
+    assert cells[2] == '    import torch\n    scaler = torch.amp.GradScaler("cuda")'
+    assert cells[4] == "CHECKPOINT = model--step=10.ckpt\nfrom apex import amp"  # the unread cell as it was
+    assert cells[5].endswith('cfg.trainer.precision = "16-mixed" if gpu else 32')
+
+
+def test_shell_programs_do_not_run_into_each_other(tmp_path):
+    """A quote left open in one Dockerfile instruction, workflow value or doc block ends there."""
+    (tmp_path / "Dockerfile").write_text("RUN echo don't\nRUN pip install apex\nRUN <<EOF bash\n"
+                                         "pip install 'apex @ git+https://github.com/NVIDIA/apex'\nEOF\n")
+    (tmp_path / "README.md").write_text("```\nit's output\n```\n\n```bash\npython train.py trainer.precision=16\n```\n")
+    found = lines(run(tmp_path, "check", "--check-docs"))
+    assert found == [("Dockerfile:2:17", "APX109"), ("Dockerfile:4:13", "APX109"), ("README.md:6:17", "APX008")]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Callable, Iterable, List, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Tuple
 
 from . import Kind
 
@@ -47,13 +47,15 @@ class Shell(Kind):
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..edits import Source
         from ..engine import Analysis, analysing
+        from ..shell_commands import noqa_on_command
 
         floors = session.targets(document.path).floors
         with analysing():
-            located = _located(document.path, document.text, floors, session.index.argv)
+            located = _located(document.path, document.text, floors, session.index)
         source = Source(document.text)
         ends = {item.finding.line: item.end_line for item in located}
-        kept = session.filtered(document.path, source, [item.finding for item in located], noqa=_noqa(source, ends))
+        kept = session.filtered(document.path, source, [item.finding for item in located],
+                                noqa=noqa_on_command(source, ends))
         plans = {id(item.finding): item.plan for item in located}
         return Analysis(document, source, kept, floors, lambda: [plans[id(finding)] for finding in kept])
 
@@ -68,12 +70,12 @@ class Shell(Kind):
 
         found = list(found)
         path = PurePath(found[0].path) if found else PurePath("script.sh")
-        ends = {item.finding.line: item.end_line for item in _located(path, text, {}, default_index().argv)}
+        ends = {item.finding.line: item.end_line for item in _located(path, text, {}, default_index())}
         return add_noqa(text, [(item.line, item.code) for item in found],
                         {line: (line, end) for line, end in ends.items()})
 
 
-def _located(path: PurePath, text: str, floors, argv_rows):
+def _located(path: PurePath, text: str, floors, index):
     from ..shell_commands import findings
 
     if is_dockerfile(path.name):
@@ -82,26 +84,7 @@ def _located(path: PurePath, text: str, floors, argv_rows):
         shell = yaml_commands(text)
     else:
         shell = text
-    return findings(shell, text, floors, argv_rows)
-
-
-def _noqa(source, ends) -> Callable[[int, str], bool]:
-    """flake8's `# noqa` rule, on the lines of the command a finding is in."""
-    from ..fixer import noqa_pattern
-
-    pattern = noqa_pattern()
-    if "noqa" not in source.text.lower():
-        return lambda line, code: False
-
-    def suppressed(line: int, code: str) -> bool:
-        for number in range(line, ends.get(line, line) + 1):
-            match = pattern.search(source.line(number))
-            if match:
-                codes = match.group("codes")
-                return codes is None or any(code.startswith(c) for c in re.split(r"[,\s]+", codes) if c)
-        return False
-
-    return suppressed
+    return findings(shell, text, floors, index)
 
 
 # --- Dockerfiles -----------------------------------------------------------------------------
@@ -109,24 +92,38 @@ _INSTRUCTION = re.compile(r"[ \t]*([A-Za-z]+)\b")
 _COMMAND_INSTRUCTIONS = ("RUN", "CMD", "ENTRYPOINT")
 
 
+_HEREDOC = re.compile(r"<<-?[ \t]*([\"']?)([A-Za-z_][A-Za-z0-9_]*)\1")
+
+
 def dockerfile_commands(text: str) -> str:
     """The Dockerfile with everything but its RUN, CMD and ENTRYPOINT commands blanked; an exec
-    form (`RUN ["pip", "install", "apex"]`) reads as the words it lists."""
-    lines = text.split("\n")
+    form (`RUN ["pip", "install", "apex"]`) reads as the words it lists, a heredoc (`RUN <<EOF`)
+    as the script it holds. Each instruction is a shell program of its own."""
+    from ..shell_commands import BREAK
+
     out: List[str] = []
-    keep = False
-    continued = False
-    for line in lines:
-        if not continued:
+    keep = continued = False
+    heredocs: List[str] = []  # the delimiters of the instruction's heredocs, in order
+    for number, line in enumerate(text.split("\n")):
+        if heredocs and not continued:  # a heredoc's body, up to its delimiter line
+            out.append(("\n" if number else "") + (_blank(line) if line.strip() == heredocs[0] else line))
+            if line.strip() == heredocs[0]:
+                heredocs.pop(0)
+            continue
+        starts = not continued
+        if starts:
             match = _INSTRUCTION.match(line)
             keep = bool(match) and match.group(1).upper() in _COMMAND_INSTRUCTIONS
             if keep:
                 line = _exec_form(line, match.end())
-        out.append(line if keep or line.lstrip().startswith("#") and continued else _blank(line))
+        comment = line.lstrip().startswith("#")
+        separator = (BREAK if starts else "\n") if number else ""
+        out.append(separator + (line if keep or comment and continued else _blank(line)))
+        if keep and not comment:
+            heredocs += [match.group(2) for match in _HEREDOC.finditer(line)]
         stripped = line.rstrip("\r")
-        continued = stripped.endswith("\\") and not stripped.lstrip().startswith("#") or (
-            continued and stripped.lstrip().startswith("#"))
-    return "\n".join(out)
+        continued = stripped.endswith("\\") and not comment or continued and comment
+    return "".join(out)
 
 
 def _exec_form(line: str, after: int) -> str:
@@ -154,9 +151,15 @@ def _blank(line: str) -> str:
 # --- CI workflows ----------------------------------------------------------------------------
 # the keys whose values are commands, in GitHub Actions (`run`), GitLab (`script`...), CircleCI
 # (`run`, `command`), Travis (`install`...), Azure Pipelines (`script`, `bash`...), Bitbucket, Buildkite
+# (Buildkite); any case, and a reusable workflow's input named like one (`with: {SCRIPT: ...}`)
 COMMAND_KEYS = frozenset({"run", "script", "before_script", "after_script", "command", "commands", "install",
-                          "before_install", "after_success", "before_script", "bash", "sh", "pwsh", "powershell",
-                          "inline", "inlineScript", "entrypoint", "args"})
+                          "before_install", "after_success", "bash", "sh", "pwsh", "powershell", "inline",
+                          "inlinescript", "entrypoint", "args"})
+
+
+def _command_key(name) -> bool:
+    name = str(name).lower()
+    return name in COMMAND_KEYS or name.endswith(("script", "command", "commands", "cmd"))
 
 
 def yaml_commands(text: str) -> str:
@@ -179,7 +182,7 @@ def yaml_commands(text: str) -> str:
             for key, value in node.value:
                 name = getattr(key, "value", None)
                 if name != "name":
-                    stack.append((value, command or name in COMMAND_KEYS))
+                    stack.append((value, command or _command_key(name)))
         elif isinstance(node, yaml.SequenceNode):
             stack += [(item, command) for item in node.value]
         elif command and isinstance(node, yaml.ScalarNode) and node.tag.endswith(":str"):
@@ -188,6 +191,8 @@ def yaml_commands(text: str) -> str:
 
 
 def _keep(text: str, kept: List[str], node) -> None:
+    from ..shell_commands import BREAK
+
     start, end = node.start_mark.index, node.end_mark.index
     region = text[start:end]
     if node.style in ("|", ">"):  # skip the indicator line
@@ -196,6 +201,8 @@ def _keep(text: str, kept: List[str], node) -> None:
     elif node.style in ("'", '"'):
         start, region = start + 1, region[1:-1]
     folded = node.style != "|"
+    if start:  # a value is a program of its own
+        kept[start - 1] = BREAK
     for offset, ch in enumerate(region):
         kept[start + offset] = " " if folded and ch == "\n" else ch
 
