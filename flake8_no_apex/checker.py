@@ -351,9 +351,19 @@ class Checker(ScopeVisitor):
             return
         if binding.statement is not None:
             binding.uses.append(node)
+            self._maintained_use(node, binding)
         qualname = binding.qualname
         if qualname and not self._symbol_reference(node, qualname, binding):
             self._use(qualname)
+
+    def _maintained_use(self, node: ast.Name, binding) -> None:
+        """A use of a name imported from a maintained apex part (`isinstance(opt,
+        DistributedFusedAdam)`, `FastLayerNormFN.apply(...)`): for a team removing apex, each use
+        is a place to change, not only the import (APX110, opt-in)."""
+        hit = self.index.deprecated_module(binding.qualname) if binding.qualname else None
+        if hit is not None and hit[2].default_off and binding.qualname != hit[0]:
+            prefix, replacement, rule = hit
+            self.report(rule, Site(node, binding.qualname, replacement, binding=binding), (node.lineno, node.col_offset))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """A chain `a.b.c`, from the whole inwards: the longest part that is a deprecated
@@ -383,6 +393,8 @@ class Checker(ScopeVisitor):
         if isinstance(root, ast.Name):
             self._use(qualnames[-1])  # the whole chain: `apex.contrib.fmha.X` is in apex.contrib.fmha
             self._read_through(root, binding)
+            if binding is not None and binding.statement is not None:
+                self._maintained_use(root, binding)
             self._symbol_reference(root, binding.qualname if binding else None, binding)
         else:
             self.visit(root)

@@ -688,3 +688,19 @@ def test_new_patterns_keep_the_precision_traps_silent():
 ])
 def test_removed_flags_in_a_command_line_that_starts_a_script(source, expected):
     assert codes(source) == expected
+
+
+def test_maintained_apex_names_are_reported_where_they_are_used():
+    """APX110 (opt-in): a team removing apex changes every use of a contrib name, not the import only."""
+    source = """\
+    from apex.contrib.optimizers.distributed_fused_adam import DistributedFusedAdam
+    from apex.contrib.layer_norm.layer_norm import FastLayerNormFN
+    import apex.contrib.layer_norm as ln
+    from apex.optimizers import FusedAdam
+    ok = isinstance(opt, DistributedFusedAdam)
+    y = FastLayerNormFN.apply(x, w, b, 1e-5)
+    z = ln.FastLayerNorm(8)
+    FusedAdam(params)
+    """
+    assert [(line, column) for line, column, code in report(source) if code == "APX110"] == [
+        (1, 1), (2, 1), (3, 8), (5, 22), (6, 5), (7, 5)]

@@ -697,7 +697,9 @@ RULES = [
              "(`multi_tensor_applier`) and the other `apex.contrib` modules are maintained (present on apex's main "
              "branch, 2026-07-08) but need apex built from source, and torch has no drop-in equivalent. "
              "`apex.transformer`, `apex.contrib.fmha`, `apex.contrib.multihead_attn` and "
-             "`apex.contrib.gpu_direct_storage` are removed, and reported by default as APX001. "
+             "`apex.contrib.gpu_direct_storage` are removed, and reported by default as APX001. Each use of a "
+             "name imported from them is reported too (`isinstance(opt, DistributedFusedAdam)`, "
+             "`FastLayerNormFN.apply(...)`): every one is a place to change. "
              + _MAINTAINED_DOC.format(code="APX110")),
         before="from apex.multi_tensor_apply import multi_tensor_applier\n",
         after="import torch\n\noptimizer = torch.optim.AdamW(params, fused=True)\n",
