@@ -216,8 +216,9 @@ def analyse(session: "Session", document: "Document") -> "Analysis":
     return Analysis(document, source, [found[i] for i in order], floors, lambda: [plans[i] for i in order], hidden)
 
 
-def _in_file(finding, source, placement: "Placement"):
-    line, column = source.position(source.finding_span(finding)[0])
+def _in_file(finding, source, placement: "Placement", offset: Optional[int] = None):
+    """The finding at the file's line and column (`offset`: where it is in `source`, else its own)."""
+    line, column = source.position(source.finding_span(finding)[0] if offset is None else offset)
     _, at, column = placement.position(line, column)
     return replace(finding, line=at, col=column - 1, site=replace(finding.site, node=None))
 
@@ -320,13 +321,7 @@ def in_docstrings(session: "Session", document: "Document", tree) -> List:
     if not module:
         return []
     analysis = session.analyse(replace(document, text=module, kind="python", on_disk=None, tree=None, named=False))
-    located = []
-    for finding in analysis.findings:
-        start = analysis.source.finding_span(finding)[0]
-        line, column = analysis.source.position(start)
-        _, at, column = placement.position(line, column)
-        located.append(replace(finding, line=at, col=column - 1, site=replace(finding.site, node=None)))
-    return located
+    return [_in_file(finding, analysis.source, placement) for finding in analysis.findings]
 
 
 def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
@@ -358,7 +353,9 @@ def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
         lines[first - 1:last] = [indent + code if code else code for code in new]
     before = Source(module)
     shell = shell_findings(session, document, Source(document.text), session.targets(document.path).floors)
-    result.remaining = [_at_file_line(f, before, placement, result) for f in result.remaining] + shell
+    moved = Source(result.text)  # a remaining finding where it was in the file (blocks' lines move with a fix)
+    result.remaining = [_in_file(f, before, placement, result.original_offset(moved.finding_span(f)[0]))
+                        for f in result.remaining] + shell
     result.on_disk = list(result.remaining)
     result.fixed = [replace(f, line=placement.file_line(f.line)) for f in result.fixed]
     result.notes = [(placement.file_line(line), lines_named(note, lambda n: f"line {placement.file_line(n)}"))
@@ -370,13 +367,3 @@ def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
 def lines_named(note: str, name) -> str:
     """A note's "line N" (of the module the blocks or cells make) as the file's own place."""
     return re.sub(r"\bline (\d+)", lambda match: name(int(match.group(1))), note)
-
-
-def _at_file_line(finding, before, placement: Placement, result):
-    """A remaining finding where it was in the file (the blocks' lines move with a fix)."""
-    from .edits import Source
-
-    moved = Source(result.text)
-    line, column = before.position(result.original_offset(moved.finding_span(finding)[0]))
-    _, at, column = placement.position(line, column)
-    return replace(finding, line=at, col=column - 1, site=replace(finding.site, node=None))

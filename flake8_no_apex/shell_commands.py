@@ -178,43 +178,19 @@ class Reader:
         from .dependency_files import _dependency
 
         hits = []
-        i = 0
-        while i < len(words):
-            word = words[i]
-            if word.text in _PIP_VALUED:
-                i += 2
-                continue
-            if word.text.startswith("-") and word.text not in ("-e", "--editable"):
-                i += 1
-                continue
-            if word.text in ("-e", "--editable"):
-                i += 1
-                if i >= len(words):
-                    break
-                word = words[i]
-            found = _dependency(word.text.removeprefix("-e").strip())
+        for word in _operands(words, _PIP_VALUED):  # `-e URL` too: the URL is an operand
+            found = _dependency(word.text.strip())
             if found:
                 rule, shown, kind = found
                 hits.append(Hit(rule, Site(None, repr(shown), value=kind), word))
-            i += 1
         return hits
 
     def _conda_install(self, words: List[Word]) -> List[Hit]:
         from .dependency_files import _conda_package
 
-        hits = []
-        i = 0
-        while i < len(words):
-            word = words[i]
-            if word.text in _CONDA_VALUED:
-                i += 2
-                continue
-            if not word.text.startswith("-"):
-                for matcher, rule in self.dependency_rules:
-                    if _conda_package(word.text) in matcher.conda_names:
-                        hits.append(Hit(rule, Site(None, repr(word.text), value="source"), word))
-            i += 1
-        return hits
+        return [Hit(rule, Site(None, repr(word.text), value="source"), word)
+                for word in _operands(words, _CONDA_VALUED)
+                for matcher, rule in self.dependency_rules if _conda_package(word.text) in matcher.conda_names]
 
     def _git_clone(self, words: List[Word]) -> List[Hit]:
         """A clone of apex: apex is about to be built from source."""
@@ -271,6 +247,18 @@ class Reader:
 
 
 _HYDRA_TRAINER = re.compile(r"\+{0,2}trainer\.(\w+)=(.*)")
+
+
+def _operands(words: List[Word], valued) -> Iterator[Word]:
+    """The words of an install command that are no option, nor the value of one in `valued`."""
+    i = 0
+    while i < len(words):
+        if words[i].text in valued:
+            i += 2
+            continue
+        if not words[i].text.startswith("-"):
+            yield words[i]
+        i += 1
 
 
 def _value_replacement(matcher: Keyword, value: object) -> Optional[str]:
