@@ -639,7 +639,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _say_warning
             _quiet_compiler()
-            return args.run(args)
+            return args.run(args, sys.stdout, sys.stderr)  # the streams now, not at import
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: a write in progress has removed its temporary file
         print("flake8-no-apex: interrupted; the files not written yet are as they were", file=sys.stderr)
         return 130

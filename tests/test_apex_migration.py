@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import json
 import shutil
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from pyflakes.reporter import Reporter
 from packaging.version import Version
 
 from flake8_no_apex.fixer import Round, fix_text
-from helpers import COMMAND
+from helpers import COMMAND, run_command
 
 SCRIPTS = Path(__file__).parent / "apex_migration"
 MIGRATED_CODES = {"APX001", "APX101", "APX102", "APX103"}
@@ -1061,7 +1060,7 @@ PROJECT = SCRIPTS / "project"
 
 def fix_project(directory: Path, *names: str):
     """The real `fix --unsafe-fixes` over a copy of the project (or the named files of it)."""
-    completed = subprocess.run([*COMMAND, "fix", "--unsafe-fixes", "--output-format", "json", *(names or ["."])],
+    completed = run_command([*COMMAND, "fix", "--unsafe-fixes", "--output-format", "json", *(names or ["."])],
                                cwd=directory, capture_output=True, text=True, check=False)
     report = json.loads(completed.stdout)
     return {Path(entry["file"]).name: entry for entry in report["migration"]}

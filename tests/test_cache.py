@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import COMMAND, run_with_imports
+from helpers import COMMAND, run_with_imports, run_command
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 CACHE = ".flake8-no-apex-cache"
 
 
 def check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*COMMAND, "check", *args], cwd=cwd, capture_output=True, text=True)
+    return run_command([*COMMAND, "check", *args], cwd=cwd, capture_output=True, text=True)
 
 
 @pytest.fixture

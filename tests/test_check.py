@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import COMMAND, run_with_imports
+from helpers import COMMAND, run_with_imports, run_command
 from pydantic_sarif.model import StaticAnalysisResultsFormatSarifVersion210JsonSchema as Sarif
 
 from flake8_no_apex import report
@@ -30,7 +30,7 @@ EXAMPLE = ROOT / "examples" / "legacy_train.py"
 
 
 def check(cwd, *args):
-    return subprocess.run([*COMMAND, "check", *args], cwd=cwd,
+    return run_command([*COMMAND, "check", *args], cwd=cwd,
                           capture_output=True, text=True, check=False)
 
 
@@ -40,7 +40,7 @@ def rows(text):
 
 
 def test_same_findings_as_flake8_select_apx():
-    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "APX", "fixtures"],
+    flake8 = run_command([sys.executable, "-m", "flake8", "--isolated", "--select", "APX", "fixtures"],
                             cwd=FIXTURES.parent, capture_output=True, text=True).stdout
     ours = check(FIXTURES.parent, "--select", "APX", "fixtures")
     assert ours.returncode == 1
@@ -111,6 +111,7 @@ def test_github_annotations_follow_the_workflow_command_syntax(tmp_path):
     assert report._escape_property("a,b:c%\n") == "a%2Cb%3Ac%25%0A"
 
 
+@pytest.mark.slow
 def test_statistics_and_parallel_jobs(tmp_path):
     """Processes only where they pay: 66 files to analyse use them, 6 stay in one process."""
     for i in range(66):
@@ -204,7 +205,7 @@ def test_show_targets(tmp_path):
 
 
 def test_rules_lists_every_row_and_explain_every_code():
-    listing = subprocess.run([*COMMAND, "rules"], capture_output=True, text=True).stdout
+    listing = run_command([*COMMAND, "rules"], capture_output=True, text=True).stdout
     assert "](#" not in listing and all(re.search(rf"^{rule.code}  +{re.escape(rule.title)} ", listing, re.M)
                                         for rule in RULES)
     markdown = io.StringIO()
@@ -213,7 +214,7 @@ def test_rules_lists_every_row_and_explain_every_code():
     as_json = io.StringIO()
     run_rules(argparse.Namespace(format="json"), out=as_json)
     assert [(row["code"], row["title"]) for row in json.loads(as_json.getvalue())] == [(r.code, r.title) for r in RULES]
-    result = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", "apx101"], capture_output=True,
+    result = run_command([sys.executable, "-m", "flake8_no_apex", "explain", "apx101"], capture_output=True,
                             text=True)
     assert result.returncode == 0 and result.stdout.startswith("APX101") and "Fix: unsafe, because" in result.stdout
     for code in CODES:  # the others in this process: the binary's path is the same
@@ -225,7 +226,7 @@ def test_rules_lists_every_row_and_explain_every_code():
         markdown = io.StringIO()
         run_explain(argparse.Namespace(code=code, format="markdown"), out=markdown)
         assert "Fix: *" in markdown.getvalue() and "```" in markdown.getvalue()
-    unknown = subprocess.run([sys.executable, "-m", "flake8_no_apex", "explain", "APX999"],
+    unknown = run_command([sys.executable, "-m", "flake8_no_apex", "explain", "APX999"],
                              capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown code" in unknown.stderr
 
@@ -247,6 +248,7 @@ def git_repo(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_pre_commit_hooks(git_repo):
     """Both hooks in one run of the real pre-commit (each run builds the hook environment anew):
     the check hook reports the original files, then the fix hook rewrites them and fails."""
@@ -317,7 +319,7 @@ def test_pyproject_with_wrong_types_is_a_warning_in_check_and_in_flake8(tmp_path
     (tmp_path / "a.py").write_text("from apex import amp\n")
     result = check(tmp_path, "a.py")
     assert result.returncode == 1 and "APX001" in result.stdout and "Traceback" not in result.stderr
-    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select", "APX", "a.py"], cwd=tmp_path,
+    flake8 = run_command([sys.executable, "-m", "flake8", "--select", "APX", "a.py"], cwd=tmp_path,
                             capture_output=True, text=True)
     assert flake8.returncode == 1 and "APX001" in flake8.stdout and "Traceback" not in flake8.stderr
 
@@ -339,7 +341,7 @@ def test_setup_cfg_that_is_not_utf8_is_one_line(tmp_path):
 def test_selections_that_cannot_select_anything_are_said(tmp_path, value, message, status):
     (tmp_path / "a.py").write_text("from apex import amp\n")
     for command in ("check", "fix"):
-        result = subprocess.run([sys.executable, "-m", "flake8_no_apex", command, "--select", value, "a.py"],
+        result = run_command([sys.executable, "-m", "flake8_no_apex", command, "--select", value, "a.py"],
                                 cwd=tmp_path, capture_output=True, text=True)
         assert result.returncode == status and message in result.stderr and "Traceback" not in result.stderr
 
@@ -389,7 +391,7 @@ def test_a_tree_without_files_to_check_says_so(tmp_path):
     (tmp_path / "notes.md").write_text("# nothing here\n")
     result = check(tmp_path)
     assert result.returncode == 0 and "no files to check found" in result.stderr
-    fix = subprocess.run([*COMMAND, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
+    fix = run_command([*COMMAND, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
     assert fix.returncode == 0 and "no files to fix found" in fix.stderr
 
 
@@ -515,7 +517,7 @@ def test_add_noqa_silences_every_finding_where_flake8_looks(tmp_path):
     for path in tmp_path.glob("*.py"):
         compile(path.read_text(), str(path), "exec")
     assert _in_process(tmp_path)[0] == 0  # check: nothing left
-    flake8 = subprocess.run([sys.executable, "-m", "flake8", "--select=APX", "--extend-ignore=APX107,APX108,APX110",
+    flake8 = run_command([sys.executable, "-m", "flake8", "--select=APX", "--extend-ignore=APX107,APX108,APX110",
                              "."], cwd=tmp_path, capture_output=True, text=True)
     assert flake8.returncode == 0, flake8.stdout
     assert _in_process(tmp_path, "--add-noqa")[2].startswith("Added 0 noqa directives")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import COMMAND, CONSOLE_SCRIPT
+from helpers import COMMAND, CONSOLE_SCRIPT, run_command
 
 from flake8_no_apex.files import InputError, compiled_by_python, read, write
 
@@ -31,7 +31,7 @@ SAFE_FIXED = (
 
 def run(cwd, *args, console_script=False):
     command = [CONSOLE_SCRIPT] if console_script else COMMAND
-    return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    return run_command([*command, *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 @pytest.fixture
@@ -363,6 +363,7 @@ def test_links_inside_the_paths_are_written_through_and_hard_links_stay_one_file
     assert os.path.samefile(tmp_path / "real.py", tmp_path / "hard.py")
 
 
+@pytest.mark.slow
 def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path):
     big = "".join(f"s{i} = torch.cuda.amp.GradScaler()\n" for i in range(3000))
     for delay in (0.3, 0.6, 0.9, 1.2):
@@ -386,7 +387,7 @@ def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path):
                                   "import torch\r\ns = torch.cuda.amp.GradScaler()"])
 def test_diff_applies_with_patch_without_a_final_newline_and_with_cr_endings(tmp_path, text):
     (tmp_path / "a.py").write_bytes(text.encode())
-    result = subprocess.run([sys.executable, "-m", "flake8_no_apex", "fix", "--diff", "a.py"], cwd=tmp_path,
+    result = run_command([sys.executable, "-m", "flake8_no_apex", "fix", "--diff", "a.py"], cwd=tmp_path,
                             capture_output=True)  # bytes: text mode would turn a CR into a newline
     (tmp_path / "expected").mkdir()
     (tmp_path / "expected" / "a.py").write_bytes(text.encode())

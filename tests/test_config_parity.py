@@ -15,6 +15,8 @@ import pytest
 
 from flake8_no_apex.cli import parser
 
+pytestmark = pytest.mark.slow  # the real flake8 and check over one tree, under a matrix of configs
+
 FILES = {
     "train.py": """\
         import torch

@@ -15,7 +15,7 @@ import corpus
 from flake8_no_apex.checker import check_tree
 from flake8_no_apex.prefilter import default as default_prefilter
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]  # a whole release
 
 LABELLED = {
     # the apex plugin: apex import under a guard, every apex.amp call, Lightning's apex helpers

@@ -1,19 +1,22 @@
 """End-to-end runs of the real flake8 binary with the installed plugin."""
 from __future__ import annotations
 
-import re
 import subprocess
+
+import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from helpers import run_command
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
 
 
 def flake8(*args: str, stdin: str = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return run_command(
         [sys.executable, "-m", "flake8", "--isolated", "--format=%(row)d:%(col)d:%(code)s", *args],
         capture_output=True, text=True, input=stdin, check=False,
     )
@@ -50,7 +53,7 @@ def test_fixtures_expect_every_code():
 
 
 def test_version_lists_the_plugin():
-    result = subprocess.run([sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True)
+    result = run_command([sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True)
     assert "flake8-no-apex: 0.1.0" in result.stdout
 
 

@@ -2,21 +2,22 @@
 Dockerfiles, CI workflows, DeepSpeed JSON configs and (opt-in) documentation."""
 from __future__ import annotations
 
+import subprocess
+
 import ast
 import json
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from helpers import COMMAND
+from helpers import COMMAND, run_command
 
 from flake8_no_apex.inputs import KINDS, kind_of, kinds
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    return run_command([*COMMAND, *args], cwd=cwd, capture_output=True, text=True, check=False)
 
 
 def lines(result: subprocess.CompletedProcess):

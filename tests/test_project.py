@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flake8_no_apex.project import ProjectImports, dotted_suffixes
-from helpers import CANONICAL_STEP
+from helpers import CANONICAL_STEP, run_command
 from helpers import COMMAND
 
 UTILS = "from torch.cuda.amp import autocast\n\n\ndef f():\n    with autocast():\n        pass\n"
@@ -47,7 +47,7 @@ def test_fix_keeps_an_import_another_module_of_the_run_imports_and_both_still_im
     (tmp_path / "pkg" / "__init__.py").write_text("")
     (tmp_path / "pkg" / "utils.py").write_text(UTILS.replace("from torch", "import torch\nfrom torch"))
     (tmp_path / "pkg" / "other.py").write_text("from pkg.utils import autocast\n")
-    result = subprocess.run([*COMMAND, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
+    result = run_command([*COMMAND, "fix", "."], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
     fixed = (tmp_path / "pkg" / "utils.py").read_text()
     assert "from torch.cuda.amp import autocast\n" in fixed and "torch.amp.autocast(" in fixed
@@ -59,7 +59,7 @@ def test_fix_keeps_an_import_another_module_of_the_run_imports_and_both_still_im
     assert imported.returncode == 0, imported.stderr
     # alone in its run, nothing says other.py needs it: the import goes, as before
     (tmp_path / "pkg" / "utils.py").write_text(UTILS.replace("from torch", "import torch\nfrom torch"))
-    subprocess.run([*COMMAND, "fix", "pkg/utils.py"], cwd=tmp_path, capture_output=True, text=True)
+    run_command([*COMMAND, "fix", "pkg/utils.py"], cwd=tmp_path, capture_output=True, text=True)
     assert "from torch.cuda.amp import autocast" not in (tmp_path / "pkg" / "utils.py").read_text()
 
 
@@ -78,7 +78,7 @@ def test_the_apex_requirement_goes_only_when_no_module_needs_apex_after_the_run(
     refused in the same run, still imported apex. requirements.txt sorts before train.py."""
     (tmp_path / "requirements.txt").write_text(REQUIREMENTS)
     (tmp_path / "train.py").write_text(train)
-    result = subprocess.run([*COMMAND, "fix", "--unsafe-fixes", "."], cwd=tmp_path, capture_output=True, text=True)
+    result = run_command([*COMMAND, "fix", "--unsafe-fixes", "."], cwd=tmp_path, capture_output=True, text=True)
     assert ("NVIDIA/apex" not in (tmp_path / "requirements.txt").read_text()) is dropped, result.stdout
     if not dropped:
         assert "requirements.txt:2: note: the apex requirement stays: train.py still imports apex" in result.stdout

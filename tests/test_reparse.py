@@ -233,6 +233,7 @@ def test_statements_far_down_are_moved_to_their_lines_node_by_node():
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_every_splice_of_fixing_the_corpus_is_the_whole_parse(monkeypatch):
     """Lightning 1.8.6 fixed both ways: every tree made by parsing the edited statements again
     is `ast.parse`'s tree of the fixed text (most of the fixed files are spliced, not parsed)."""

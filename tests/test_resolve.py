@@ -127,6 +127,7 @@ def test_match_captures_are_local():
     assert _assert_agrees(MATCH_FORMS) == 1
 
 
+@pytest.mark.slow
 def test_the_standard_library_agrees_with_python():
     """Every function of (a share of) the standard library's own modules: without `:=` in the
     text the expressions are not walked, and the answer is still Python's."""

@@ -14,7 +14,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from flake8_no_apex.fixer import fix_text
 
-pytestmark = pytest.mark.asyncio(loop_scope="function")
+pytestmark = [pytest.mark.asyncio(loop_scope="function"), pytest.mark.slow]  # end to end: a server process per test
 
 LEGACY = "import torch\nnote = '🙂'; ctx = torch.cuda.amp.autocast()\nscaler = torch.cuda.amp.GradScaler()\n"
 

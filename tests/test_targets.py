@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 import textwrap
 
@@ -15,7 +14,7 @@ from flake8_no_apex.checker import check_tree
 from flake8_no_apex.fixer import fix_text
 from flake8_no_apex.rules import PYTHON_RULES
 from flake8_no_apex.targets import Detector, MetadataWarning, TargetError, lower_bound, parse_option
-from helpers import COMMAND, messages
+from helpers import COMMAND, messages, run_command
 
 V = Version
 
@@ -262,7 +261,7 @@ SOURCE = "import torch\nwith torch.cuda.amp.autocast():\n    pass\nscaler = torc
 
 
 def flake8(cwd, *args):
-    return subprocess.run(
+    return run_command(
         [sys.executable, "-m", "flake8", "--select", "APX", "--format=%(code)s", *args],
         cwd=cwd, capture_output=True, text=True, check=False,
     )
@@ -301,7 +300,7 @@ def test_bad_configuration_is_an_option_error_not_a_traceback(tmp_path):
 def test_stdin_detects_targets_from_the_display_name(tmp_path):
     write(tmp_path, "pyproject.toml", '[project]\nname = "x"\ndependencies = ["torch>=2.1"]\n')
     (tmp_path / "src").mkdir()
-    result = subprocess.run(
+    result = run_command(
         [sys.executable, "-m", "flake8", "--select", "APX", "--format=%(code)s",
          "--stdin-display-name", "src/train.py", "-"],
         cwd=tmp_path, input=SOURCE, capture_output=True, text=True, check=False,
@@ -328,13 +327,13 @@ def test_explicit_targets_override_only_the_libraries_they_name_and_say_where_th
     --show-targets named the command-line option as its source."""
     (tmp_path / "pyproject.toml").write_text(LEGACY_PROJECT)
     (tmp_path / "train.py").write_text(LIGHTNING_TRAIN)
-    result = subprocess.run([*COMMAND, "check", "--show-targets", "."], cwd=tmp_path, capture_output=True,
+    result = run_command([*COMMAND, "check", "--show-targets", "."], cwd=tmp_path, capture_output=True,
                             text=True)
     pyproject = tmp_path.resolve() / "pyproject.toml"
     assert (f"targets: lightning>=1.6 from {pyproject}, torch>=2.4 from apex-target-versions in {pyproject}"
             in result.stderr)
     assert "16-mixed" not in result.stdout and "APX201" in result.stdout
-    given = subprocess.run([*COMMAND, "check", "--show-targets", "--apex-target-versions", "lightning=2.0", "."],
+    given = run_command([*COMMAND, "check", "--show-targets", "--apex-target-versions", "lightning=2.0", "."],
                            cwd=tmp_path, capture_output=True, text=True)
     assert f"targets: lightning>=2.0 from --apex-target-versions, torch>=1.13 from {pyproject}" in given.stderr
     assert "16-mixed" in given.stdout
@@ -343,13 +342,13 @@ def test_explicit_targets_override_only_the_libraries_they_name_and_say_where_th
 def test_findings_the_targets_hide_are_counted_on_one_line_with_the_option_that_shows_them(tmp_path):
     (tmp_path / "pyproject.toml").write_text(LEGACY_PROJECT)
     (tmp_path / "train.py").write_text(LIGHTNING_TRAIN)
-    result = subprocess.run([*COMMAND, "check", "."], cwd=tmp_path, capture_output=True, text=True)
+    result = run_command([*COMMAND, "check", "."], cwd=tmp_path, capture_output=True, text=True)
     assert result.stderr.endswith("2 findings hidden by the version targets (lightning>=1.6); "
                                   "`--apex-target-versions lightning=2.0` shows them\n")
-    shown = subprocess.run([*COMMAND, "check", "--apex-target-versions", "lightning=2.0", "."], cwd=tmp_path,
+    shown = run_command([*COMMAND, "check", "--apex-target-versions", "lightning=2.0", "."], cwd=tmp_path,
                            capture_output=True, text=True)
     assert shown.stdout.count("APX00") == 2 and "hidden" not in shown.stderr
-    quiet = subprocess.run([*COMMAND, "check", "--output-format", "json", "."], cwd=tmp_path, capture_output=True,
+    quiet = run_command([*COMMAND, "check", "--output-format", "json", "."], cwd=tmp_path, capture_output=True,
                            text=True)
     assert "APX002" not in quiet.stdout  # hidden findings are never listed, in any format
 
