@@ -363,7 +363,8 @@ class Checker(ScopeVisitor):
         hit = self.index.deprecated_module(binding.qualname) if binding.qualname else None
         if hit is not None and hit[2].default_off and binding.qualname != hit[0]:
             prefix, replacement, rule = hit
-            self.report(rule, Site(node, binding.qualname, replacement, binding=binding), (node.lineno, node.col_offset))
+            site = Site(node, binding.qualname, replacement, binding=binding)
+            self.report(rule, site, (node.lineno, node.col_offset))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         """A chain `a.b.c`, from the whole inwards: the longest part that is a deprecated

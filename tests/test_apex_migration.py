@@ -1061,7 +1061,7 @@ PROJECT = SCRIPTS / "project"
 def fix_project(directory: Path, *names: str):
     """The real `fix --unsafe-fixes` over a copy of the project (or the named files of it)."""
     completed = run_command([*COMMAND, "fix", "--unsafe-fixes", "--output-format", "json", *(names or ["."])],
-                               cwd=directory, capture_output=True, text=True, check=False)
+                            cwd=directory, capture_output=True, text=True, check=False)
     report = json.loads(completed.stdout)
     return {Path(entry["file"]).name: entry for entry in report["migration"]}
 

@@ -31,7 +31,7 @@ EXAMPLE = ROOT / "examples" / "legacy_train.py"
 
 def check(cwd, *args):
     return run_command([*COMMAND, "check", *args], cwd=cwd,
-                          capture_output=True, text=True, check=False)
+                       capture_output=True, text=True, check=False)
 
 
 def rows(text):
@@ -41,7 +41,7 @@ def rows(text):
 
 def test_same_findings_as_flake8_select_apx():
     flake8 = run_command([sys.executable, "-m", "flake8", "--isolated", "--select", "APX", "fixtures"],
-                            cwd=FIXTURES.parent, capture_output=True, text=True).stdout
+                         cwd=FIXTURES.parent, capture_output=True, text=True).stdout
     ours = check(FIXTURES.parent, "--select", "APX", "fixtures")
     assert ours.returncode == 1
     assert rows(ours.stdout) == rows(flake8) and len(rows(flake8)) > 50
@@ -215,7 +215,7 @@ def test_rules_lists_every_row_and_explain_every_code():
     run_rules(argparse.Namespace(format="json"), out=as_json)
     assert [(row["code"], row["title"]) for row in json.loads(as_json.getvalue())] == [(r.code, r.title) for r in RULES]
     result = run_command([sys.executable, "-m", "flake8_no_apex", "explain", "apx101"], capture_output=True,
-                            text=True)
+                         text=True)
     assert result.returncode == 0 and result.stdout.startswith("APX101") and "Fix: unsafe, because" in result.stdout
     for code in CODES:  # the others in this process: the binary's path is the same
         out = io.StringIO()
@@ -227,7 +227,7 @@ def test_rules_lists_every_row_and_explain_every_code():
         run_explain(argparse.Namespace(code=code, format="markdown"), out=markdown)
         assert "Fix: *" in markdown.getvalue() and "```" in markdown.getvalue()
     unknown = run_command([sys.executable, "-m", "flake8_no_apex", "explain", "APX999"],
-                             capture_output=True, text=True)
+                          capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown code" in unknown.stderr
 
 
@@ -320,7 +320,7 @@ def test_pyproject_with_wrong_types_is_a_warning_in_check_and_in_flake8(tmp_path
     result = check(tmp_path, "a.py")
     assert result.returncode == 1 and "APX001" in result.stdout and "Traceback" not in result.stderr
     flake8 = run_command([sys.executable, "-m", "flake8", "--select", "APX", "a.py"], cwd=tmp_path,
-                            capture_output=True, text=True)
+                         capture_output=True, text=True)
     assert flake8.returncode == 1 and "APX001" in flake8.stdout and "Traceback" not in flake8.stderr
 
 
@@ -342,7 +342,7 @@ def test_selections_that_cannot_select_anything_are_said(tmp_path, value, messag
     (tmp_path / "a.py").write_text("from apex import amp\n")
     for command in ("check", "fix"):
         result = run_command([sys.executable, "-m", "flake8_no_apex", command, "--select", value, "a.py"],
-                                cwd=tmp_path, capture_output=True, text=True)
+                             cwd=tmp_path, capture_output=True, text=True)
         assert result.returncode == status and message in result.stderr and "Traceback" not in result.stderr
 
 
@@ -518,7 +518,7 @@ def test_add_noqa_silences_every_finding_where_flake8_looks(tmp_path):
         compile(path.read_text(), str(path), "exec")
     assert _in_process(tmp_path)[0] == 0  # check: nothing left
     flake8 = run_command([sys.executable, "-m", "flake8", "--select=APX", "--extend-ignore=APX107,APX108,APX110",
-                             "."], cwd=tmp_path, capture_output=True, text=True)
+                          "."], cwd=tmp_path, capture_output=True, text=True)
     assert flake8.returncode == 0, flake8.stdout
     assert _in_process(tmp_path, "--add-noqa")[2].startswith("Added 0 noqa directives")
 

@@ -388,7 +388,7 @@ def test_sigterm_during_fix_leaves_no_temporary_file_and_no_half_file(tmp_path):
 def test_diff_applies_with_patch_without_a_final_newline_and_with_cr_endings(tmp_path, text):
     (tmp_path / "a.py").write_bytes(text.encode())
     result = run_command([sys.executable, "-m", "flake8_no_apex", "fix", "--diff", "a.py"], cwd=tmp_path,
-                            capture_output=True)  # bytes: text mode would turn a CR into a newline
+                         capture_output=True)  # bytes: text mode would turn a CR into a newline
     (tmp_path / "expected").mkdir()
     (tmp_path / "expected" / "a.py").write_bytes(text.encode())
     run(tmp_path / "expected", "fix", "a.py")

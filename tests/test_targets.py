@@ -328,13 +328,13 @@ def test_explicit_targets_override_only_the_libraries_they_name_and_say_where_th
     (tmp_path / "pyproject.toml").write_text(LEGACY_PROJECT)
     (tmp_path / "train.py").write_text(LIGHTNING_TRAIN)
     result = run_command([*COMMAND, "check", "--show-targets", "."], cwd=tmp_path, capture_output=True,
-                            text=True)
+                         text=True)
     pyproject = tmp_path.resolve() / "pyproject.toml"
     assert (f"targets: lightning>=1.6 from {pyproject}, torch>=2.4 from apex-target-versions in {pyproject}"
             in result.stderr)
     assert "16-mixed" not in result.stdout and "APX201" in result.stdout
     given = run_command([*COMMAND, "check", "--show-targets", "--apex-target-versions", "lightning=2.0", "."],
-                           cwd=tmp_path, capture_output=True, text=True)
+                        cwd=tmp_path, capture_output=True, text=True)
     assert f"targets: lightning>=2.0 from --apex-target-versions, torch>=1.13 from {pyproject}" in given.stderr
     assert "16-mixed" in given.stdout
 
@@ -346,10 +346,10 @@ def test_findings_the_targets_hide_are_counted_on_one_line_with_the_option_that_
     assert result.stderr.endswith("2 findings hidden by the version targets (lightning>=1.6); "
                                   "`--apex-target-versions lightning=2.0` shows them\n")
     shown = run_command([*COMMAND, "check", "--apex-target-versions", "lightning=2.0", "."], cwd=tmp_path,
-                           capture_output=True, text=True)
+                        capture_output=True, text=True)
     assert shown.stdout.count("APX00") == 2 and "hidden" not in shown.stderr
     quiet = run_command([*COMMAND, "check", "--output-format", "json", "."], cwd=tmp_path, capture_output=True,
-                           text=True)
+                        text=True)
     assert "APX002" not in quiet.stdout  # hidden findings are never listed, in any format
 
 
