@@ -313,7 +313,7 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         analysis = session.analyse(document)
         left = analysis.findings
         for item in report.located(analysis, str(path), fixes=False):  # where they are (a notebook's cells)
-            print(f"{report.where(item)}: {item.message}", file=report_to)
+            print(f"{report.where(item)}: {item.code} {item.message}", file=report_to)
         summary.manual += len(left)
         apex_amp = [f for f in left if f.code in migration.APEX_AMP_CODES]
         if apex_amp:
@@ -334,7 +334,7 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
         if as_json:
             where = {"cell": line.cell, "line": line.line} if isinstance(line, CellLine) else {"line": line}
             summary.remaining.append({"file": str(path), **where, "column": column, "code": finding.code,
-                                      "message": finding.message, "shim": bool(shim)})
+                                      "message": finding.description, "shim": bool(shim)})
         else:
             print(f"{path}:{line}:{column}: {finding.message}{shim}", file=report_to)
         recipe = finding.rule.recipe.format(**spelled)

@@ -20,6 +20,7 @@ from .targets import requirement_name
 
 _DEPENDENCY_RULES = [(m, r) for r in RULES for m in r.match if isinstance(m, Dependency)]
 Hit = Tuple[Rule, str, str]  # (rule, the requirement as written, "source" or "pypi")
+Candidate = Tuple[int, int, int, str]  # (line, column, width in characters, the requirement)
 
 
 def _dependency(text: str) -> Optional[Hit]:
@@ -42,18 +43,19 @@ def _dependency(text: str) -> Optional[Hit]:
     return None
 
 
-def _requirement_lines(text: str) -> Iterator[Tuple[int, int, str]]:
+def _requirement_lines(text: str) -> Iterator[Candidate]:
     for number, line in enumerate(text.splitlines(), 1):
         content = line.split(" #", 1)[0].strip()
         if content and not content.startswith(("#", "-r", "-c", "--")):
-            yield number, len(line) - len(line.lstrip()), content.removeprefix("-e ").strip()
+            yield number, len(line) - len(line.lstrip()), len(content), content.removeprefix("-e ").strip()
 
 
-def _quoted_strings(text: str) -> Iterator[Tuple[int, int, str]]:
-    """Every quoted string of a TOML file, with where it stands."""
+def _quoted_strings(text: str) -> Iterator[Candidate]:
+    """Every quoted string of a TOML file, with where it stands (its quotes included)."""
     for number, line in enumerate(text.splitlines(), 1):
         for match in re.finditer(r"\"([^\"]*)\"|'([^']*)'", line):
-            yield number, match.start(), match.group(1) if match.group(1) is not None else match.group(2)
+            value = match.group(1) if match.group(1) is not None else match.group(2)
+            yield number, match.start(), match.end() - match.start(), value
 
 
 def check_dependencies(name: str, text: str, floors: Floors) -> List[Finding]:
@@ -68,15 +70,15 @@ def check_dependencies(name: str, text: str, floors: Floors) -> List[Finding]:
         candidates = list(_setup_py_requirements(text))
     else:
         candidates = list(_requirement_lines(text))
-    return _findings(((line, col, _dependency(candidate)) for line, col, candidate in candidates), floors)
+    return _findings(((line, col, width, _dependency(candidate)) for line, col, width, candidate in candidates), floors)
 
 
-def _findings(hits: Iterator[Tuple[int, int, Optional[Hit]]], floors: Floors) -> List[Finding]:
+def _findings(hits: Iterator[Tuple[int, int, int, Optional[Hit]]], floors: Floors) -> List[Finding]:
     found = []
-    for line, col, hit in hits:
+    for line, col, width, hit in hits:
         if hit:
             rule, shown, kind = hit
-            finding = rule.finding(Site(None, repr(shown), value=kind), line, col, floors)
+            finding = rule.finding(Site(None, repr(shown), value=kind), line, col, floors, width)
             if finding:
                 found.append(finding)
     return found
@@ -85,13 +87,14 @@ def _findings(hits: Iterator[Tuple[int, int, Optional[Hit]]], floors: Floors) ->
 _REQUIREMENT_KEYWORDS = ("install_requires", "extras_require", "setup_requires", "tests_require")
 
 
-def _setup_py_requirements(text: str) -> Iterator[Tuple[int, int, str]]:
+def _setup_py_requirements(text: str) -> Iterator[Candidate]:
     """The requirement strings a setup.py passes to setup(): in `install_requires=[...]` and the
     other requirement keywords, also through a list or dict assigned to a name first."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return
+    lines = text.splitlines()
     assigned = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
@@ -103,7 +106,16 @@ def _setup_py_requirements(text: str) -> Iterator[Tuple[int, int, str]]:
             value = assigned.get(node.value.id, node.value) if isinstance(node.value, ast.Name) else node.value
             for constant in ast.walk(value):
                 if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
-                    yield constant.lineno, constant.col_offset, constant.value
+                    yield (constant.lineno, *_characters(lines[constant.lineno - 1], constant), constant.value)
+
+
+def _characters(line: str, node: ast.expr) -> Tuple[int, int]:
+    """(column, width) in characters of a node that starts on `line` (ast counts UTF-8 bytes);
+    a string that goes on covers the rest of the line."""
+    encoded = line.encode("utf-8")
+    col = len(encoded[:node.col_offset].decode("utf-8", errors="ignore"))
+    end = node.end_col_offset if node.end_lineno == node.lineno else len(encoded)
+    return col, len(encoded[:end].decode("utf-8", errors="ignore")) - col
 
 
 # --- conda environment files -------------------------------------------------------------------
@@ -123,7 +135,7 @@ def check_conda(text: str, floors: Floors) -> List[Finding]:
     """apex in a conda environment: a package in `dependencies`, or a requirement in its `pip:`."""
     import yaml
 
-    from .yaml_configs import compose
+    from .yaml_configs import compose, where
 
     root = compose(text)
     if not isinstance(root, yaml.MappingNode):
@@ -136,11 +148,11 @@ def check_conda(text: str, floors: Floors) -> List[Finding]:
             if isinstance(item, yaml.ScalarNode):
                 for matcher, rule in _DEPENDENCY_RULES:
                     if _conda_package(item.value) in matcher.conda_names:
-                        hits.append((item.start_mark.line + 1, item.start_mark.column, (rule, item.value, "source")))
+                        hits.append((*where(item), (rule, item.value, "source")))
             elif isinstance(item, yaml.MappingNode):
                 for pip_key, requirements in item.value:
                     if getattr(pip_key, "value", None) == "pip" and isinstance(requirements, yaml.SequenceNode):
-                        hits += [(r.start_mark.line + 1, r.start_mark.column, _dependency(r.value))
+                        hits += [(*where(r), _dependency(r.value))
                                  for r in requirements.value if isinstance(r, yaml.ScalarNode)]
     return _findings(iter(hits), floors)
 

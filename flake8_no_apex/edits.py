@@ -88,11 +88,12 @@ class Source:
     def finding_span(self, finding: "Finding") -> Tuple[int, int]:
         """Character offsets of where a finding starts and ends. A Python finding's column counts
         UTF-8 bytes (flake8's) and it ends where its node does; a YAML or dependency file's finding
-        (no node) counts characters and is a position."""
+        (no node) counts characters and covers its width, never past its line."""
         node = finding.site.node
         if node is None:
             start = self.offset(finding.line, 0) + finding.col
-            return start, start
+            line_end = self.offset(finding.line, 0) + len(self.line(finding.line).rstrip("\r\n"))
+            return start, max(start, min(start + finding.width, line_end))
         start = self.offset(finding.line, finding.col)
         if getattr(node, "end_lineno", None) is None:
             return start, start

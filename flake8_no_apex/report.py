@@ -33,7 +33,7 @@ class Reported(NamedTuple):
     end_line: int
     end_column: int
     code: str
-    message: str  # "APX201 ..." as flake8 prints it
+    message: str  # without the code, which has its field (Finding.description)
     fix_grade: str  # of the available fix, else the rule's
     edits: Sequence[Dict[str, object]] = ()  # the available fix's edits
     source_line: str = ""  # the text of `line`, for --output-format full
@@ -71,7 +71,7 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
             edits.append({"start": _point(first_cell, first_line, first_column),
                           "end": _point(last_cell, last_line, last_column), "content": edit.text})
         grade = (plan.grade if plan is not None else finding.rule.fix.grade).value
-        found.append(Reported(path, line, column, end_line, end_column, finding.code, finding.message, grade, edits,
+        found.append(Reported(path, line, column, end_line, end_column, finding.code, finding.description, grade, edits,
                               text_of(start), analysis.level(finding), cell=cell))
     for finding in analysis.hidden:
         from .table import short_version
@@ -79,7 +79,7 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
         timeline = finding.rule.timeline
         threshold = timeline.replacement_since or timeline.deprecated_in
         cell, line, column = where(source.finding_span(finding)[0])
-        found.append(Reported(path, line, column, line, column, finding.code, finding.message,
+        found.append(Reported(path, line, column, line, column, finding.code, finding.description,
                               finding.rule.fix.grade.value,
                               hidden_by=f"{timeline.library}>={analysis.floors[timeline.library]}",
                               shown_from=f"{timeline.library}={short_version(threshold)}", cell=cell))
@@ -132,10 +132,9 @@ def text(items: List[Reported], color: bool = False) -> str:
 
 
 def _header(r: Reported, color: bool) -> str:
-    code, _, rest = r.message.partition(" ")
     marker = _paint("[*] ", _CYAN, color) if fixable(r) else ""
     cell = "" if r.cell is None else f"cell {r.cell}:"
-    return f"{_paint(r.path, _BOLD, color)}:{cell}{r.line}:{r.column}: {_paint(code, _RED, color)} {marker}{rest}"
+    return f"{_paint(r.path, _BOLD, color)}:{cell}{r.line}:{r.column}: {_paint(r.code, _RED, color)} {marker}{r.message}"
 
 
 def full(items: List[Reported], color: bool = False) -> str:
@@ -183,7 +182,7 @@ def _statistics(items: List[Reported]) -> List[Dict[str, object]]:
     first: Dict[str, Reported] = {}
     for r in items:
         first.setdefault(r.code, r)
-    return [{"code": code, "count": counts[code], "message": first[code].message.split(" ", 1)[1],
+    return [{"code": code, "count": counts[code], "message": first[code].message,
              "fixable": sum(1 for r in items if r.code == code and fixable(r))} for code in sorted(counts)]
 
 
@@ -230,7 +229,7 @@ def gitlab(items: List[Reported]) -> str:
     seen: Counter = Counter()
     issues = []
     for r in items:
-        key = f"{r.path}\0{r.code}\0{r.message}"
+        key = f"{r.path}\0{r.code}\0{r.code} {r.message}"  # the fingerprints of earlier releases
         fingerprint = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()
         seen[key] += 1
         issues.append({
@@ -265,8 +264,10 @@ def junit(items: List[Reported]) -> str:
 
 
 def _in_cell(r: Reported) -> str:
-    """The message, saying the notebook cell where formats without a place for it give lines."""
-    return r.message if r.cell is None else f"cell {r.cell}: {r.message}"
+    """flake8's message (its code first), saying the notebook cell where formats without a place
+    for it give lines."""
+    message = f"{r.code} {r.message}"
+    return message if r.cell is None else f"cell {r.cell}: {message}"
 
 
 def _escape_data(value: str) -> str:

@@ -104,7 +104,7 @@ class NoApexServer(LanguageServer):
         docs = (self.session.settings.docs_url if self.session.settings else None) or DOCS
         level = analysis.level(finding)
         return types.Diagnostic(
-            range=_range(document, analysis, finding), message=finding.message.split(" ", 1)[1],
+            range=_range(document, analysis, finding), message=finding.description,
             severity=_SEVERITY[level], code=finding.code, source=SOURCE,
             code_description=types.CodeDescription(href=_absolute(rule_url(finding.code, docs), self.root)),
             tags=[types.DiagnosticTag.Deprecated] if level != "note" else None,

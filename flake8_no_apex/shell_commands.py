@@ -302,7 +302,7 @@ def findings(shell: str, text: str, floors: Floors, index) -> List[Located]:
     located = []
     for hit in Reader(index).read(shell):
         line, column = source.position(hit.word.start)
-        finding = hit.rule.finding(hit.site, line, column - 1, floors)
+        finding = hit.rule.finding(hit.site, line, column - 1, floors, hit.word.end - hit.word.start)
         if finding is not None:
             located.append(Located(finding, hit.plan, source.position(hit.last)[0]))
     return located

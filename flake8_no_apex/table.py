@@ -304,11 +304,12 @@ class Rule:
         threshold = self.timeline.replacement_since or self.timeline.deprecated_in
         return not self.timeline.gated or floor is None or threshold is None or floor >= Version(threshold)
 
-    def finding(self, site: Site, line: int, col: int, floors: Floors) -> Optional["Finding"]:
-        """The finding at (line, col), or None when the targets say it cannot be acted on yet."""
+    def finding(self, site: Site, line: int, col: int, floors: Floors, width: int = 0) -> Optional["Finding"]:
+        """The finding at (line, col), or None when the targets say it cannot be acted on yet.
+        `width`: how many characters it covers on its line, where there is no node to end it."""
         if not self.applies(floors):
             return None
-        return Finding(line, col, self.code, self.message(site, floors), self, site)
+        return Finding(line, col, self.code, self.message(site, floors), self, site, width)
 
     def message(self, site: Site, floors: Optional[Floors] = None) -> str:
         floors = floors or {}
@@ -339,6 +340,12 @@ class Finding:
     message: str  # starts with the code, as flake8 expects
     rule: Rule
     site: Site
+    width: int = 0  # characters covered on `line` by a finding without a node (a YAML key, a requirement)
+
+    @property
+    def description(self) -> str:
+        """The message without its code: formats that give the code a field of its own."""
+        return self.message.split(" ", 1)[1]
 
 
 @dataclass(frozen=True, order=True)

@@ -47,6 +47,11 @@ def compose(text: str) -> Optional[yaml.Node]:
         raise MalformedFile(f"cannot parse: {str(error).splitlines()[0]}") from None
 
 
+def where(node: yaml.Node) -> Tuple[int, int, int]:
+    """(line, column, width) of a node, in characters (a finding's span stops at its line's end)."""
+    return node.start_mark.line + 1, node.start_mark.column, node.end_mark.index - node.start_mark.index
+
+
 def check_yaml(text: str, floors: Floors, index: RuleIndex, trainer_group: bool = False) -> List[Finding]:
     """Trainer settings under any `trainer:` key (also below `fit:` and other subcommands), at
     the top level of a Hydra config group for the trainer (`trainer_group`: a file in a
@@ -65,19 +70,20 @@ def check_yaml(text: str, floors: Floors, index: RuleIndex, trainer_group: bool 
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 name = key.value if isinstance(key, yaml.ScalarNode) else None
-                line, col = key.start_mark.line + 1, key.start_mark.column
                 if under_trainer and name in keywords and isinstance(value, yaml.ScalarNode):
                     hit = _trainer_keyword(keywords[name], _scalar(value))
                     if hit:
                         rule, replacement = hit
+                        line, col, width = where(key)
                         found.append(rule.finding(Site(None, name, replacement, value=_scalar(value)), line, col,
-                                                  floors))
+                                                  floors, width))
                 if name == "class_path" and isinstance(value, yaml.ScalarNode):
                     symbol = index.symbol(value.value)
                     if symbol:
                         replacement, rule = symbol
                         site = Site(None, value.value, replacement)
-                        found.append(rule.finding(site, value.start_mark.line + 1, value.start_mark.column, floors))
+                        line, col, width = where(value)
+                        found.append(rule.finding(site, line, col, floors, width))
                 walk(value, under_trainer or name == "trainer")
         elif isinstance(node, yaml.SequenceNode):
             for item in node.value:

@@ -71,6 +71,7 @@ def test_json_round_trips_and_carries_fix_edits(tmp_path):
     assert json.dumps(json.loads(output), indent=2) + "\n" == output
     assert item["path"] == "a.py" and (item["line"], item["column"]) == (3, 6)
     assert (item["end_line"], item["end_column"]) == (3, 29) and item["code"] == "APX201"
+    assert item["message"].startswith("torch.cuda.amp.autocast(...) is deprecated")  # the code has its field
     assert item["url"] == "README.md#apx201" and item["fix"]["grade"] == "safe"
     lines = source.splitlines(keepends=True)
     for edit in sorted(item["fix"]["edits"], key=lambda e: (e["start"]["line"], e["start"]["column"]), reverse=True):
@@ -85,6 +86,28 @@ def test_json_round_trips_and_carries_fix_edits(tmp_path):
                      'cache_enabled=True):\n    pass\n')
 
 
+@pytest.mark.parametrize("name, text, covered", [
+    ("requirements.txt", "torch\n  -e git+https://github.com/NVIDIA/apex#egg=apex  # fused\n",
+     "-e git+https://github.com/NVIDIA/apex#egg=apex"),
+    ("pyproject.toml", '[project]\ndependencies = ["torch", "apex==0.1"]\n', '"apex==0.1"'),
+    ("setup.py", 'from setuptools import setup\nsetup(install_requires=["torch", "apex>=0.1"])\n', '"apex>=0.1"'),
+    ("environment.yml", "channels: [conda-forge]\ndependencies:\n  - nvidia-apex=0.1\n  - pip\n", "nvidia-apex=0.1"),
+    ("config.yaml", "trainer:\n  amp_backend: apex\n", "amp_backend"),
+    ("run.sh", "python train.py --fp16_backend apex --fp16\n", "--fp16_backend"),
+    ("ds_config.json", '{"amp": {"enabled": true, "opt_level": "O1"}}\n', '"amp"'),
+])
+def test_findings_outside_python_cover_what_they_are_about(tmp_path, name, text, covered):
+    """A requirement, a YAML key, a shell word, a JSON key: the range an editor underlines is the
+    text the finding is about, not a point."""
+    (tmp_path / name).write_text(text)
+    items = json.loads(check(tmp_path, "--format", "json", "--select", "APX").stdout)
+    assert items, text
+    item = items[0]
+    line = text.splitlines()[item["line"] - 1]
+    assert item["end_line"] == item["line"]
+    assert line[item["column"] - 1:item["end_column"] - 1] == covered
+
+
 def test_sarif_is_valid_2_1_0_with_rule_metadata(tmp_path):
     shutil.copy(EXAMPLE, tmp_path / "train.py")
     document = json.loads(check(tmp_path, "--format", "sarif").stdout)
@@ -96,6 +119,7 @@ def test_sarif_is_valid_2_1_0_with_rule_metadata(tmp_path):
                for rule in rules)
     for result in run["results"]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert not result["message"]["text"].startswith("APX")
         region = result["locations"][0]["physicalLocation"]["region"]
         assert region["startLine"] >= 1 and region["startColumn"] >= 1
     assert {r["level"] for r in run["results"]} == {"error", "warning"}

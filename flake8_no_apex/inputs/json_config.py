@@ -67,7 +67,7 @@ class JsonConfig(Kind):
         for member in top:
             if member.key == "amp" and isinstance(member.value, dict) and set(matcher.section_keys) & set(member.value):
                 line, column = source.position(member.key_start)
-                finding = rule.finding(Site(None, "amp", value=member.value), line, column - 1, floors)
+                finding = rule.finding(Site(None, "amp", value=member.value), line, column - 1, floors, len('"amp"'))
                 if finding is not None:
                     found.append(finding)
         return found
