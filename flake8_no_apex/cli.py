@@ -147,7 +147,8 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     fixes = report.shows_fixes(args.format)
     cache = None if args.no_cache or args.show_targets else Cache(Path(args.cache_dir), settings, fixes)
     outcomes = _checked(candidates, settings, fixes, args.jobs, cache)
-    items = [item for found, _, _ in outcomes for item in found if not item.hidden_by]
+    # sorted by path as flake8 prints them (a stable sort: each file's findings keep their order)
+    items = sorted((item for found, _, _ in outcomes for item in found if not item.hidden_by), key=lambda r: r.path)
     hidden = [item for found, _, _ in outcomes for item in found if item.hidden_by]
     errors += [line for _, error, _ in outcomes if error for line in error.split("\n")]
     for error in errors:

@@ -47,6 +47,17 @@ def test_same_findings_as_flake8_select_apx():
     assert rows(ours.stdout) == rows(flake8) and len(rows(flake8)) > 50
 
 
+def test_findings_are_in_flake8s_order_sorted_by_path(tmp_path):
+    for name in ("z.py", "a/x.py", "a/b/y.py", "a_b.py", "m.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("import torch\nfrom apex import amp\nscaler = torch.cuda.amp.GradScaler()\n")
+    flake8 = run_command([sys.executable, "-m", "flake8", "--isolated", "--select", "APX", "."],
+                         cwd=tmp_path, capture_output=True, text=True).stdout
+    ours = check(tmp_path, "--select", "APX", "--output-format", "concise").stdout
+    places = [line.split(": ", 1)[0] for line in ours.splitlines() if ": APX" in line]
+    assert places == [line.split(": ", 1)[0].removeprefix("./") for line in flake8.splitlines()] and len(places) == 10
+
+
 def test_exit_codes(tmp_path):
     (tmp_path / "clean.py").write_text("import torch\nwith torch.amp.autocast('cuda'):\n    pass\n")
     assert check(tmp_path).returncode == 0
