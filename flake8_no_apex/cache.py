@@ -54,7 +54,8 @@ def _code() -> List[object]:
 
 def description(settings: Settings, fixes: bool) -> str:
     """What every entry of one cache file shares."""
-    keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "targets", "check_docs")
+    keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "targets", "check_docs",
+            "disable_noqa")
     given = {key: getattr(settings, key) for key in keys}
     return json.dumps([_FORMAT, _code(), given, os.getcwd(), fixes], sort_keys=True, default=str)
 

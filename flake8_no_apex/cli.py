@@ -29,9 +29,11 @@ Stamp = Tuple[int, int, str]
 def settings_of(args: argparse.Namespace) -> Settings:
     """Config files, then the command line."""
     try:
-        settings = load(Path.cwd())
+        settings = load(Path.cwd(), args.config, args.isolated)
     except ConfigError as error:
         raise InputError(str(error)) from None
+    for warning in settings.warnings:
+        print(f"flake8-no-apex: warning: {warning}", file=sys.stderr)
     keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "exclude", "extend_exclude",
             "docs_url")
     given = {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
@@ -39,8 +41,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
         settings.update(given, "command line")
     if args.apex_target_versions is not None:
         settings.targets, settings.targets_source = args.apex_target_versions, "--apex-target-versions"
-    if getattr(args, "check_docs", False):
-        settings.check_docs = True
+    for switch in ("check_docs", "disable_noqa"):
+        if getattr(args, switch, False):
+            setattr(settings, switch, True)
     try:
         settings.validate()
         selector = settings.selector()
@@ -127,6 +130,10 @@ def _jobs(value: str) -> int:
 
 
 def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
+    if args.watch:
+        return _watched(args, out, err)
+    if args.fix or args.unsafe_fixes:
+        return _check_with_fixes(args, out, err)
     if args.statistics and not report.has_statistics(args.format):
         print(f"flake8-no-apex: --statistics is for the concise, full, json and json-lines formats, not "
               f"{args.format}", file=err)
@@ -166,11 +173,42 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if args.baseline:
         items = new_findings(items, known)
     report.write(items, args.format, out, err, docs=settings.docs_url or report.DOCS, with_statistics=args.statistics,
-                 show_fixes=args.show_fixes, errors=len(errors))
+                 show_fixes=args.show_fixes, errors=len(errors), color=args.color)
     err.write(report.hidden_line(hidden))
     if errors:
         return 2
     return 1 if items and not args.exit_zero else 0
+
+
+def _watched(args: argparse.Namespace, out, err) -> int:
+    from .watch import watch
+
+    try:
+        settings = settings_of(args)
+    except InputError as error:
+        print(f"flake8-no-apex: {error}", file=err)
+        return 2
+    if STDIN in args.paths:
+        print("flake8-no-apex: --watch reads files, not standard input", file=err)
+        return 2
+    once = argparse.Namespace(**{**vars(args), "watch": False})
+    return watch(lambda: run_check(once, out, err), args.paths or ["."],
+                 [*settings.exclude, *settings.extend_exclude], settings.check_docs, err)
+
+
+def _check_with_fixes(args: argparse.Namespace, out, err) -> int:
+    """`check --fix` is `fix`, as ruff's is, reporting what is left in fix's text or JSON."""
+    if args.format not in ("concise", "text", "full", "json"):
+        print(f"flake8-no-apex: check --fix reports as text or json, not {args.format}", file=err)
+        return 2
+    for option in ("statistics", "baseline", "add_noqa", "show_targets", "disable_noqa"):
+        if getattr(args, option):
+            print(f"flake8-no-apex: --{option.replace('_', '-')} is not for check --fix", file=err)
+            return 2
+    fixing = argparse.Namespace(**{**vars(args), "format": "json" if args.format == "json" else "text",
+                                   "diff": False, "exit_non_zero_on_fix": False,
+                                   "exit_non_zero_on_change_only": False})
+    return run_fix(fixing, out, err)
 
 
 def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs: int, cache: Optional[Cache]
@@ -407,8 +445,9 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     session = Session(settings)
     exclude = [*settings.exclude, *settings.extend_exclude]
     session.project = ProjectImports([c.path for c in candidates if not c.stdin], exclude)
-    # Python first: a dependency line that installs apex goes only if no module needs apex once fixed
-    candidates.sort(key=lambda candidate: kind_of(candidate.path).fixed_after_modules)
+    # Python first: a dependency line that installs apex goes only if no module needs apex once fixed;
+    # each group by path, the order check reports in
+    candidates.sort(key=lambda candidate: (kind_of(candidate.path).fixed_after_modules, str(candidate.path)))
     for error in summary.errors:
         print(f"flake8-no-apex: {error}", file=err)
     roots = [Path(os.path.realpath(name)) for name in names]
@@ -446,9 +485,10 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     print(line, file=err)
     if summary.errors:
         return 2
-    if args.exit_non_zero_on_fix:  # the fix hook: only a change fails it (findings are the check hook's)
+    if args.exit_non_zero_on_change_only:  # the fix hook: only a change fails it (findings are the check hook's)
         return 1 if summary.files else 0
-    return 1 if summary.files or summary.manual else 0
+    changed = summary.files and (args.diff or args.exit_non_zero_on_fix)
+    return 1 if changed or summary.manual else 0
 
 
 # --- rules and explain -----------------------------------------------------------------------
@@ -513,6 +553,11 @@ def _selection_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--check-docs", action="store_true", default=None,
                          help="also read the Python code of Markdown and reStructuredText files (fenced blocks, "
                               "code-block directives, >>> examples) and the >>> examples of docstrings")
+    command.add_argument("--config", metavar="FILE",
+                         help="read the settings from this file alone: TOML ([tool.flake8-no-apex], or the whole "
+                              "file when it is not a pyproject.toml) or flake8's INI ([flake8])")
+    command.add_argument("--isolated", action="store_true",
+                         help="read no config file: the defaults and the command line only")
 
 
 def _terminal_columns() -> int:
@@ -577,13 +622,24 @@ def parser() -> argparse.ArgumentParser:
                        help=f"where each file's findings are kept between runs (default: {DEFAULT_DIRECTORY})")
     check.add_argument("--show-targets", action="store_true",
                        help="print the version targets used, and where they were read from")
-    check.set_defaults(run=run_check)
+    check.add_argument("--disable-noqa", "--ignore-noqa", action="store_true", default=None,
+                       help="report what `# noqa` comments (and `# flake8: noqa`) suppress, for an audit")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the concise and full output: auto (on a terminal, unless NO_COLOR is set; "
+                            "always where FORCE_COLOR is), always or never (default: auto)")
+    check.add_argument("--fix", action="store_true",
+                       help="apply the safe fixes and report what is left, as `fix` does")
+    check.add_argument("--unsafe-fixes", action="store_true", help="with --fix: also the fixes that may change "
+                       "behaviour")
+    check.add_argument("--watch", action="store_true",
+                       help="check again whenever a file under the paths changes, until interrupted")
+    check.set_defaults(run=run_check, usage_of=check)
 
     fix = commands.add_parser(
         "fix", help="rewrite deprecated AMP code in place",
         description="Apply the safe fixes (and the unsafe ones with --unsafe-fixes); report what needs a person. "
-        "Exit status: 0 nothing to change, 1 files changed (or would be, with --diff) or findings remain, "
-        "2 usage or input errors.",
+        "Exit status: 0 no findings left (with --diff: and nothing to change), 1 findings need a person (or, with "
+        "--diff, files would change), 2 usage or input errors.",
     )
     fix.add_argument("paths", nargs="*", help="files and directories (default: .)")
     fix.add_argument("--diff", action="store_true", help="print a unified diff instead of writing files")
@@ -593,26 +649,29 @@ def parser() -> argparse.ArgumentParser:
     fix.add_argument("--output-format", "--format", dest="format", default="text", choices=("text", "json"),
                      help="text (flake8's lines, the notes and the apex AMP migration report) or json (what was "
                           "fixed, what is left and each file's migration, on standard output) (default: text)")
-    fix.add_argument("--exit-non-zero-on-fix", action="store_true",
-                     help="exit 1 only when files changed, as pyupgrade does (default: also when findings need "
-                          "a person)")
+    exits = fix.add_mutually_exclusive_group()
+    exits.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 also when files changed (or would, with --diff), as ruff does")
+    exits.add_argument("--exit-non-zero-on-change-only", action="store_true",
+                       help="exit 1 only when files changed (or would), not for the findings that need a person: "
+                            "the pre-commit fix hook's, beside the check hook that reports them")
     _selection_options(fix)
-    fix.set_defaults(run=run_fix)
+    fix.set_defaults(run=run_fix, usage_of=fix)
 
     rules = commands.add_parser("rules", help="list the rules with their timelines and fix grades")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text",
                        help="text for a terminal, markdown as in the README, json for tools (default: text)")
-    rules.set_defaults(run=run_rules)
+    rules.set_defaults(run=run_rules, usage_of=rules)
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", help="e.g. APX002")
     explain.add_argument("--format", choices=("text", "markdown"), default="text",
                          help="text wrapped to the terminal, or markdown as in the README (default: text)")
-    explain.set_defaults(run=run_explain)
+    explain.set_defaults(run=run_explain, usage_of=explain)
     server = commands.add_parser(
         "server", help="run the language server over stdio (diagnostics and quick fixes for editors)",
         description="Speaks the Language Server Protocol on standard input and output; settings come from the "
         "workspace's config files, as for check. Needs the 'server' extra (pygls).")
-    server.set_defaults(run=run_server)
+    server.set_defaults(run=run_server, usage_of=server)
     return main
 
 
@@ -635,7 +694,9 @@ def _quiet_compiler() -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args = parser().parse_args(argv)
+    args, unknown = parser().parse_known_args(argv)
+    if unknown:  # the subcommand's usage, not the top level's: `check --frobnicate`
+        args.usage_of.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _say_warning

@@ -16,17 +16,45 @@ from .targets import is_file
 DEFAULT_EXCLUDE = (".svn", "CVS", ".bzr", ".hg", ".git", "__pycache__", ".tox", ".nox", ".eggs", "*.egg",
                    ".venv", "venv", "site-packages", "node_modules", "build", "dist", ".flake8-no-apex-cache")
 _CODE = re.compile(r"^[A-Z]{1,3}[0-9]{0,3}$")  # what flake8 accepts in select and ignore
-KEYS = ("select", "extend-select", "ignore", "extend-ignore", "per-file-ignores", "exclude", "extend-exclude",
-        "apex-target-versions", "docs-url", "check-docs")
+_LISTS = ("select", "extend-select", "ignore", "extend-ignore", "exclude", "extend-exclude")
+_STRINGS = ("apex-target-versions", "docs-url")
+_SWITCHES = ("check-docs", "disable-noqa")
+KEYS = (*_LISTS, "per-file-ignores", *_STRINGS, *_SWITCHES)
 
 
 class ConfigError(ValueError):
     """A setting that cannot be used."""
 
 
-def _split(value) -> List[str]:
-    items = value if isinstance(value, list) else str(value).replace("\n", ",").split(",")
-    return [str(item).strip() for item in items if str(item).strip()]
+def _split(value, key: str, source: str) -> List[str]:
+    """A list as TOML writes it, or a comma (or line) separated string as flake8's INI files do."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        items = value
+    elif isinstance(value, str):
+        items = value.replace("\n", ",").split(",")
+    else:
+        raise ConfigError(f"{key} in {source}: expected a list of strings or a comma-separated string, got "
+                          f"{_shown(value)}")
+    return [item.strip() for item in items if item.strip()]
+
+
+def _string(value, key: str, source: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} in {source}: expected a string, got {_shown(value)}")
+    return value.strip()
+
+
+def _mapping(value, key: str, source: str) -> str:
+    """per-file-ignores as flake8 writes it (`pattern:codes` pairs), as a list of them, or as a TOML
+    table of patterns to codes, as ruff's is."""
+    if isinstance(value, dict):
+        return "\n".join(f"{pattern}:{','.join(_split(codes, f'{key} {pattern!r}', source))}"
+                         for pattern, codes in value.items())
+    return "\n".join(_split(value, key, source)) if isinstance(value, list) else _string(value, key, source)
+
+
+def _shown(value: object) -> str:
+    return f"{value!r} ({type(value).__name__})"
 
 
 def _boolean(value, key: str, source: str) -> bool:
@@ -38,7 +66,7 @@ def _boolean(value, key: str, source: str) -> bool:
         return True
     if text in ("false", "0", "no", "off"):
         return False
-    raise ConfigError(f"{key} in {source}: expected true or false, got {value!r}")
+    raise ConfigError(f"{key} in {source}: expected true or false, got {_shown(value)}")
 
 
 class Settings:
@@ -48,7 +76,7 @@ class Settings:
     def __init__(self, select: Optional[List[str]] = None, extend_select: Sequence[str] = (),
                  ignore: Optional[List[str]] = None, extend_ignore: Sequence[str] = (), per_file_ignores: str = "",
                  docs_url: str = "", exclude: Sequence[str] = DEFAULT_EXCLUDE, extend_exclude: Sequence[str] = (),
-                 targets: str = "auto", check_docs: bool = False):
+                 targets: str = "auto", check_docs: bool = False, disable_noqa: bool = False):
         self.select = select  # None: flake8's default selection
         self.extend_select = list(extend_select)
         self.ignore = ignore  # None: the default ignore list (codes.DEFAULT_OFF)
@@ -59,26 +87,40 @@ class Settings:
         self.extend_exclude = list(extend_exclude)
         self.targets = targets
         self.check_docs = check_docs  # also the Python code of Markdown/RST files and docstring examples
+        self.disable_noqa = disable_noqa  # report what `# noqa` comments suppress (flake8's option, for audits)
         self.targets_source = "--apex-target-versions"  # or the config file that set them
         self.sources: List[str] = []  # the config files read
+        self.warnings: List[str] = []  # about them: keys nobody reads
 
-    def update(self, values: Dict[str, object], source: str) -> None:
+    def update(self, values: Dict[str, object], source: str, unknown: str = "") -> None:
+        """Take the known keys of `values`; `unknown` says which others are warned about:
+        "all" (this tool's own table), "close" (a shared [flake8] section, where only a key
+        that looks like a misspelling of one of ours is), or "" (the command line)."""
         for key, value in values.items():
-            key = key.replace("_", "-")
-            if key not in KEYS:
-                continue
-            if key == "apex-target-versions":
-                self.targets = str(value).strip()
+            name = key.replace("_", "-")
+            if name not in KEYS:
+                self._unknown(key, source, unknown)
+            elif name == "apex-target-versions":
+                self.targets = _string(value, name, source)
                 self.targets_source = f"apex-target-versions in {source}"
-            elif key == "docs-url":
-                self.docs_url = str(value).strip()
-            elif key == "check-docs":
-                self.check_docs = _boolean(value, key, source)
-            elif key == "per-file-ignores":
-                self.per_file_ignores = "\n".join(value) if isinstance(value, list) else str(value)
+            elif name == "docs-url":
+                self.docs_url = _string(value, name, source)
+            elif name in _SWITCHES:
+                setattr(self, name.replace("-", "_"), _boolean(value, name, source))
+            elif name == "per-file-ignores":
+                self.per_file_ignores = _mapping(value, name, source)
             else:
-                setattr(self, key.replace("-", "_"), _split(value))
+                setattr(self, name.replace("-", "_"), _split(value, name, source))
         self.sources.append(source)
+
+    def _unknown(self, key: str, source: str, unknown: str) -> None:
+        import difflib  # only for a key that is not ours
+
+        name = key.replace("_", "-")
+        closest = difflib.get_close_matches(name, KEYS, n=1, cutoff=0.8 if unknown == "close" else 0.6)
+        if unknown == "all" or (unknown == "close" and closest):
+            hint = f"; did you mean {closest[0]!r}?" if closest else f"; known keys: {', '.join(KEYS)}"
+            self.warnings.append(f"{source}: unknown key {key!r}{hint}")
 
     def validate(self) -> None:
         """Every code prefix of the selection is one flake8 accepts, and an APX one names a code
@@ -143,46 +185,77 @@ def _selected_by_default(code: str) -> bool:
     return code not in DEFAULT_OFF
 
 
+def _flake8_section(path: Path) -> Optional[Dict[str, str]]:
+    """The [flake8] section of an INI file, or None where it has none."""
+    import configparser  # only where such a file exists
+
+    parser = configparser.RawConfigParser()
+    try:
+        with open(path, encoding="utf-8") as stream:
+            parser.read_file(stream)
+    except (configparser.Error, UnicodeDecodeError, OSError) as error:
+        raise ConfigError(f"{path}: cannot read its settings: {error}") from None
+    return dict(parser.items("flake8")) if parser.has_section("flake8") else None
+
+
 def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
     """The first of setup.cfg, tox.ini, .flake8 with a [flake8] section, from `start` up."""
     for directory in (start, *start.parents):
         for name in ("setup.cfg", "tox.ini", ".flake8"):
             path = directory / name
             if is_file(path):
-                import configparser  # only where such a file exists
-
-                parser = configparser.RawConfigParser()
-                try:
-                    parser.read(path, encoding="utf-8")
-                except (configparser.Error, UnicodeDecodeError, OSError) as error:
-                    raise ConfigError(f"{path}: cannot read its settings: {error}") from None
-                if parser.has_section("flake8"):
-                    return path, dict(parser.items("flake8"))
+                section = _flake8_section(path)
+                if section is not None:
+                    return path, section
     return None
+
+
+def _toml_table(path: Path, whole_file: bool = False) -> Optional[Dict[str, object]]:
+    """`[tool.flake8-no-apex]` of a TOML file; with `whole_file`, a file without that table is
+    the table (a dedicated file named by --config, as ruff reads a ruff.toml)."""
+    try:
+        data = load_toml(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{path}: cannot read its settings: {error}") from None
+    tool = data.get("tool", {})
+    table = tool.get("flake8-no-apex") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.flake8-no-apex] must be a table, not {type(table).__name__}")
+    return data if table is None and whole_file else table
 
 
 def _pyproject(start: Path) -> Optional[Tuple[Path, Dict[str, object]]]:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
         if is_file(path):
-            try:
-                data = load_toml(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as error:
-                raise ConfigError(f"{path}: cannot read its settings: {error}") from None
-            tool = data.get("tool", {})
-            table = tool.get("flake8-no-apex") if isinstance(tool, dict) else None
-            if table is not None and not isinstance(table, dict):
-                raise ConfigError(f"{path}: [tool.flake8-no-apex] must be a table, not {type(table).__name__}")
+            table = _toml_table(path)
             if table is not None:
                 return path, table
     return None
 
 
-def load(start: Path) -> Settings:
-    """flake8's config file first, then `[tool.flake8-no-apex]`, which wins on conflicts."""
+def load(start: Path, config: Optional[str] = None, isolated: bool = False) -> Settings:
+    """flake8's config file first, then `[tool.flake8-no-apex]`, which wins on conflicts; with
+    `config`, that file alone (TOML or flake8's INI); `isolated`, none (as flake8's --isolated)."""
     settings = Settings()
-    for found in (_flake8_file(start), _pyproject(start)):
-        if found:
-            path, values = found
-            settings.update(values, str(path))
+    if isolated:
+        return settings
+    if config is not None:
+        path = Path(config)
+        if not is_file(path):
+            raise ConfigError(f"{config}: the --config file does not exist")
+        if path.suffix == ".toml":
+            table = _toml_table(path, whole_file=path.name != "pyproject.toml")
+            found = [(path, table, "all")] if table is not None else []
+        else:
+            section = _flake8_section(path)
+            found = [(path, section, "close")] if section is not None else []
+        if not found:
+            settings.warnings.append(f"{config}: no [{'tool.flake8-no-apex' if path.suffix == '.toml' else 'flake8'}] "
+                                     f"settings in the --config file")
+    else:
+        flake8_file, pyproject = _flake8_file(start), _pyproject(start)
+        found = ([(*flake8_file, "close")] if flake8_file else []) + ([(*pyproject, "all")] if pyproject else [])
+    for path, values, unknown in found:
+        settings.update(values, str(path), unknown)
     return settings

@@ -129,8 +129,16 @@ class Session:
         where flake8 does both); `noqa`: the kind's own reading of it, else flake8's."""
         if self.settings is None:
             return found
-        selected, noqa = self.selected(path), noqa or noqa_lines(source)
+        selected = self.selected(path)
+        if not self.honours_noqa:
+            return [f for f in found if selected(f.code)]
+        noqa = noqa or noqa_lines(source)
         return [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
+
+    @property
+    def honours_noqa(self) -> bool:
+        """Whether this front end reads `# noqa` (the plugin leaves it to flake8; --disable-noqa)."""
+        return self.settings is not None and not self.settings.disable_noqa
 
     # --- fixing ----------------------------------------------------------------------------
     def fix(self, document: Document, unsafe: bool = False) -> FixResult:

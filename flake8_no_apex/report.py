@@ -388,19 +388,24 @@ def shows_fixes(output_format: str) -> bool:
     return output_format in _FOR_PEOPLE or output_format in _LINKED
 
 
-def colour(stream) -> bool:
-    """Colour for a terminal, none when piped or when NO_COLOR is set (no-color.org)."""
+def colour(stream, choice: str = "auto") -> bool:
+    """`--color`: always, never, or auto: where FORCE_COLOR is set (force-color.org, for CI logs),
+    else on a terminal unless NO_COLOR is set (no-color.org) or it is a dumb one."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("FORCE_COLOR"):
+        return True
     return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb" and stream.isatty()
 
 
 def write(items: List[Reported], output_format: str, out, err, docs: str = DOCS, with_statistics: bool = False,
-          show_fixes: bool = False, errors: int = 0) -> None:
+          show_fixes: bool = False, errors: int = 0, color: str = "auto") -> None:
     """The findings in a format on `out`; for people, the summary line on `err` (`errors`: the
     files that could not be checked)."""
     if with_statistics and output_format in _STATISTICS:
         out.write(_STATISTICS[output_format](items))
     elif output_format in _FOR_PEOPLE:
-        out.write(FORMATS[output_format](items, colour(out)))
+        out.write(FORMATS[output_format](items, colour(out, color)))
     elif output_format == "sarif":
         out.write(sarif(items, Path.cwd().as_uri() + "/", docs))
     elif output_format in _LINKED:

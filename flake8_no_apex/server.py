@@ -61,6 +61,8 @@ class NoApexServer(LanguageServer):
             settings = load(root)
             settings.validate()
             self.session = Session(settings)
+            for warning in settings.warnings:  # a misspelt key, as `check` warns of it
+                self.window_show_message(types.ShowMessageParams(types.MessageType.Warning, f"{SOURCE}: {warning}"))
         except (ConfigError, TargetError, OSError) as error:
             self.session = Session(Settings())
             self.window_show_message(types.ShowMessageParams(

@@ -265,9 +265,9 @@ def test_ci_workflows(tmp_path):
                   --amp_backend apex
         """))
     (tmp_path / ".gitlab-ci.yml").write_text("test:\n  script:\n    - pip install git+https://github.com/NVIDIA/apex\n")
-    assert lines(run(tmp_path, "check")) == [  # a walk reads a directory's files before its folders
-        (".gitlab-ci.yml:3:19", "APX109"), (".github/workflows/ci.yml:9:21", "APX109"),
-        (".github/workflows/ci.yml:12:27", "APX109"), (".github/workflows/ci.yml:15:11", "APX002")]
+    assert lines(run(tmp_path, "check")) == [  # sorted by path, as flake8 prints
+        (".github/workflows/ci.yml:9:21", "APX109"), (".github/workflows/ci.yml:12:27", "APX109"),
+        (".github/workflows/ci.yml:15:11", "APX002"), (".gitlab-ci.yml:3:19", "APX109")]
 
 
 # --- DeepSpeed JSON configs --------------------------------------------------------------------

@@ -27,7 +27,7 @@ class PythonModule(Kind):
         from ..fixer import Round, ignores_file
 
         text = document.text
-        if session.settings is not None and ignores_file(text):  # `# flake8: noqa`, as flake8 skips it
+        if session.honours_noqa and ignores_file(text):  # `# flake8: noqa`, as flake8 skips it
             return Analysis(document, Source(text), [], {})
         if not session.prefilter.may_match(text):  # no word of any rule: nothing to find
             if document.named and document.tree is None:
@@ -36,7 +36,7 @@ class PythonModule(Kind):
         floors = session.targets(document.path).floors
         with analysing():
             now = Round.of(text, floors, session.selected(document.path), session.index,
-                           honour_noqa=session.settings is not None, tree=document.tree)
+                           honour_noqa=session.honours_noqa, tree=document.tree)
         found = now.findings
         if document.path.name == "setup.py":  # its requirements too (without a fix: Python is fixed as Python)
             from ..dependency_files import check_dependencies
