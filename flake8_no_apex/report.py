@@ -134,7 +134,8 @@ def text(items: List[Reported], color: bool = False) -> str:
 def _header(r: Reported, color: bool) -> str:
     marker = _paint("[*] ", _CYAN, color) if fixable(r) else ""
     cell = "" if r.cell is None else f"cell {r.cell}:"
-    return f"{_paint(r.path, _BOLD, color)}:{cell}{r.line}:{r.column}: {_paint(r.code, _RED, color)} {marker}{r.message}"
+    code = _paint(r.code, _RED, color)
+    return f"{_paint(r.path, _BOLD, color)}:{cell}{r.line}:{r.column}: {code} {marker}{r.message}"
 
 
 def full(items: List[Reported], color: bool = False) -> str:
