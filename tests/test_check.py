@@ -558,16 +558,60 @@ def test_add_noqa_silences_every_finding_where_flake8_looks(tmp_path):
     assert _in_process(tmp_path, "--add-noqa")[2].startswith("Added 0 noqa directives")
 
 
-def test_github_action_runs_check_with_annotations_and_no_input_as_code():
+def _action_steps():
     import yaml
 
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite" and set(action["inputs"]) >= {"paths", "args"}
-    steps = action["runs"]["steps"]
-    check_step = steps[-1]
-    assert check_step["run"].startswith("flake8-no-apex check --output-format github")
+    return action["runs"]["steps"]
+
+
+def test_github_action_takes_no_input_as_code_and_leaves_the_jobs_python_alone():
+    steps = _action_steps()
     for step in steps:  # inputs go through the environment: a crafted input cannot become shell code
         assert "${{" not in step.get("run", "")
+    (setup,) = [step for step in steps if step.get("uses", "").startswith("actions/setup-python@")]
+    assert setup["with"]["update-environment"] is False  # later steps keep the job's Python
+
+
+def test_github_action_annotates_and_writes_every_finding_to_the_job_summary(tmp_path):
+    folder = tmp_path / "my project"
+    folder.mkdir()
+    (folder / "train one.py").write_text("from apex import amp\n" * 12)  # more than GitHub's 10 annotations
+    (tmp_path / "other.py").write_text("from apex import amp\n")  # not among the paths
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "PATHS": "my project\n", "ARGS": "--extend-ignore 'APX2' --no-cache",
+           "GITHUB_STEP_SUMMARY": str(summary)}
+    result = subprocess.run([sys.executable, str(ROOT / "action" / "run_check.py")], cwd=tmp_path, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    annotations = result.stdout.splitlines()
+    assert len(annotations) == 12 and all(line.startswith("::error file=my project/train one.py,line=")
+                                          for line in annotations)
+    written = summary.read_text()
+    assert written.startswith("### flake8-no-apex\n") and written.count("my project/train one.py:") == 12
+    assert "other.py" not in written and "Found 12 findings" in written
+
+
+@pytest.mark.slow
+def test_github_action_steps_run_as_a_runner_runs_them(tmp_path):
+    """The composite action's shell steps, in order, as bash on a runner: the tool goes into an
+    environment of its own under RUNNER_TEMP, and the check step runs from there."""
+    steps = [step for step in _action_steps() if "run" in step]
+    (tmp_path / "a.py").write_text("from apex import amp\n")
+    output = tmp_path / "output"
+    env = {**os.environ, "RUNNER_TEMP": str(tmp_path / "temp"), "GITHUB_OUTPUT": str(output),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "PYTHON": sys.executable, "PACKAGE": str(ROOT),
+           "ACTION_PATH": str(ROOT), "PATHS": ".", "ARGS": ""}
+    (tmp_path / "temp").mkdir()
+    install, check_step = steps
+    subprocess.run(["bash", "-c", install["run"]], cwd=tmp_path, env=env, check=True, timeout=300)
+    tool_python = dict(line.split("=", 1) for line in output.read_text().splitlines())["python"]
+    assert tool_python.startswith(str(tmp_path / "temp"))
+    result = subprocess.run(["bash", "-c", check_step["run"]], cwd=tmp_path, env={**env, "TOOL_PYTHON": tool_python},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and result.stdout.startswith("::error file=a.py,line=1"), result.stderr
+    assert "a.py:1:18: APX001" in (tmp_path / "summary.md").read_text()
 
 
 class _Terminal(io.StringIO):
