@@ -607,8 +607,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--show-fixes", action="store_true",
                        help="list, per file, how many findings of each code `fix` would fix")
     check.add_argument("--docs-url", metavar="URL",
-                       help="the README with the rule docs, for the links in JSON and SARIF, e.g. "
-                            "https://github.com/ORG/flake8-no-apex/blob/v0.1.0/README.md (default: README.md)")
+                       help="where the rules reference is, for the links in JSON and SARIF: an absolute URL of "
+                            "docs/rules.md at the tag you run, for CI annotations (default: docs/rules.md)")
     check.add_argument("--baseline", metavar="FILE",
                        help="report only the findings this baseline does not list (known by file, code and line text)")
     check.add_argument("--update-baseline", action="store_true",
@@ -660,12 +660,12 @@ def parser() -> argparse.ArgumentParser:
 
     rules = commands.add_parser("rules", help="list the rules with their timelines and fix grades")
     rules.add_argument("--format", choices=("text", "markdown", "json"), default="text",
-                       help="text for a terminal, markdown as in the README, json for tools (default: text)")
+                       help="text for a terminal, markdown as in docs/rules.md, json for tools (default: text)")
     rules.set_defaults(run=run_rules, usage_of=rules)
     explain = commands.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", help="e.g. APX002")
     explain.add_argument("--format", choices=("text", "markdown"), default="text",
-                         help="text wrapped to the terminal, or markdown as in the README (default: text)")
+                         help="text wrapped to the terminal, or markdown as in docs/rules.md (default: text)")
     explain.set_defaults(run=run_explain, usage_of=explain)
     server = commands.add_parser(
         "server", help="run the language server over stdio (diagnostics and quick fixes for editors)",

@@ -82,7 +82,7 @@ class Settings:
         self.ignore = ignore  # None: the default ignore list (codes.DEFAULT_OFF)
         self.extend_ignore = list(extend_ignore)
         self.per_file_ignores = per_file_ignores  # flake8's `pattern:codes ...` mapping
-        self.docs_url = docs_url  # where the README with the rule docs is, for links in JSON and SARIF
+        self.docs_url = docs_url  # where docs/rules.md is, for the links in JSON and SARIF
         self.exclude = list(exclude)
         self.extend_exclude = list(extend_exclude)
         self.targets = targets

@@ -16,11 +16,11 @@ from . import __version__
 if TYPE_CHECKING:
     from .engine import Analysis
 
-DOCS = "README.md"  # every code has an anchor there: README.md#apx201
+DOCS = "docs/rules.md"  # every code has an anchor there: docs/rules.md#apx201
 
 
 def rule_url(code: str, docs: str = DOCS) -> str:
-    """Where a code is documented: `docs` is the README's path or URL (`docs-url` setting)."""
+    """Where a code is documented: `docs` is the rules reference's path or URL (`docs-url`)."""
     return f"{docs}#{code.lower()}"
 
 

@@ -225,7 +225,7 @@ class NotebookView:
 
 
 def _absolute(url: str, root: Path) -> str:
-    """An editor opens a link it can resolve: a relative README path becomes a file URI."""
+    """An editor opens a link it can resolve: a relative docs path becomes a file URI."""
     if "://" in url:
         return url
     path, _, anchor = url.partition("#")

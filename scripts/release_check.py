@@ -1,6 +1,6 @@
 """Check that the project is releasable: `python -m build` makes an sdist and a wheel, `twine
-check --strict` passes, the wheel carries the rule docs (its description is the README, with a
-section per code) and installs cleanly in a new virtual environment, where the plugin, the
+check --strict` passes, the wheel carries the rule docs (its description is the README followed
+by docs/rules.md, with a section per code) and installs cleanly in a new virtual environment, where the plugin, the
 commands and the language server run.
 
 Run from a checkout: `python scripts/release_check.py` (CI runs it). It installs `build` and
@@ -45,6 +45,7 @@ def main() -> int:
         description = metadata.get_payload()
         missing = [code for code in CODES if f"### {code}" not in description]
         assert not missing, f"the wheel's description lacks the docs of {missing}"
+        assert description.lstrip().startswith("# flake8-no-apex"), "the description starts with the README"
         assert metadata["Description-Content-Type"] == "text/markdown"
         assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)
         assert "flake8_no_apex/rules/apex_amp.py" in names and "flake8_no_apex/server.py" in names
@@ -53,7 +54,8 @@ def main() -> int:
         assert not [n for n in names if n.startswith(("tests/", "conformance/", "scripts/"))]
         with tarfile.open(sdist) as archive:
             members = {Path(*Path(m).parts[1:]).as_posix() for m in archive.getnames()}
-        for needed in ("README.md", "LICENSE", "docs/timeline.md", "examples/legacy_train.py", "pyproject.toml",
+        for needed in ("README.md", "CONTRIBUTING.md", "LICENSE", "docs/timeline.md", "docs/rules.md",
+                       "docs/configuration.md", "action/run_check.py", "examples/legacy_train.py", "pyproject.toml",
                        ".pre-commit-hooks.yaml", "tests/test_rules.py"):
             assert needed in members, f"the sdist lacks {needed}"
 

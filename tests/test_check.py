@@ -83,7 +83,7 @@ def test_json_round_trips_and_carries_fix_edits(tmp_path):
     assert item["path"] == "a.py" and (item["line"], item["column"]) == (3, 6)
     assert (item["end_line"], item["end_column"]) == (3, 29) and item["code"] == "APX201"
     assert item["message"].startswith("torch.cuda.amp.autocast(...) is deprecated")  # the code has its field
-    assert item["url"] == "README.md#apx201" and item["fix"]["grade"] == "safe"
+    assert item["url"] == "docs/rules.md#apx201" and item["fix"]["grade"] == "safe"
     lines = source.splitlines(keepends=True)
     for edit in sorted(item["fix"]["edits"], key=lambda e: (e["start"]["line"], e["start"]["column"]), reverse=True):
         (line, col), (end_line, end_col) = (edit["start"]["line"], edit["start"]["column"]), (
@@ -670,7 +670,7 @@ def test_show_fixes_enumerates_what_fix_would_fix_and_fixed(legacy_tree, monkeyp
 
 
 def test_docs_url_makes_the_rule_links_absolute(legacy_tree):
-    base = "https://example.org/flake8-no-apex/blob/v0.1.0/README.md"
+    base = "https://example.org/flake8-no-apex/blob/v0.1.0/docs/rules.md"
     rows = json.loads(_in_process(legacy_tree, "--format", "json", "--docs-url", base)[1])
     assert {row["url"] for row in rows} >= {f"{base}#apx001", f"{base}#apx201"}
     (legacy_tree / "pyproject.toml").write_text(f'[tool.flake8-no-apex]\ndocs-url = "{base}"\n')
@@ -678,8 +678,8 @@ def test_docs_url_makes_the_rule_links_absolute(legacy_tree):
     Sarif.model_validate(document)
     rules = document["runs"][0]["tool"]["driver"]["rules"]
     assert all(rule["helpUri"] == f"{base}#{rule['id'].lower()}" for rule in rules)
-    rows = json.loads(_in_process(legacy_tree, "--format", "json", "--docs-url", "README.md")[1])
-    assert all(row["url"] == f"README.md#{row['code'].lower()}" for row in rows)  # the command line wins
+    rows = json.loads(_in_process(legacy_tree, "--format", "json", "--docs-url", "rules.md")[1])
+    assert all(row["url"] == f"rules.md#{row['code'].lower()}" for row in rows)  # the command line wins
 
 
 def test_sarif_levels_follow_the_timeline_at_the_targets(tmp_path):

@@ -77,7 +77,7 @@ async def test_diagnostics_on_open_with_utf16_ranges_levels_and_links(client: La
     assert apply(LEGACY, [types.TextEdit(autocast.range, "X")]).splitlines()[1].endswith("X()")
     assert autocast.severity == types.DiagnosticSeverity.Warning and autocast.source == "flake8-no-apex"
     assert autocast.message.startswith("torch.cuda.amp.autocast(...) is deprecated since torch 2.4")
-    assert autocast.code_description.href == (tmp_path / "README.md").as_uri() + "#apx201"
+    assert autocast.code_description.href == (tmp_path / "docs" / "rules.md").as_uri() + "#apx201"
     assert list(autocast.tags) == [types.DiagnosticTag.Deprecated]
 
 
