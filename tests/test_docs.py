@@ -154,3 +154,12 @@ def test_every_cited_timeline_row_is_in_the_shipped_timeline():
             assert f"\n| {row} |" in timeline, f"{rule.code} cites {row}, which docs/timeline.md lacks"
     for page in PAGES:
         assert "shared/" not in page.read_text(encoding="utf-8"), "users do not have the steering repository's files"
+
+
+def test_the_readme_example_is_what_flake8_prints():
+    from helpers import FLAKE8, run_command
+
+    block = re.search(r"```\n\$ (flake8 [^\n]+)\n(.*?)\n\.\.\.\n```", README, re.DOTALL)
+    command, shown = block.group(1).split(), block.group(2).splitlines()
+    printed = run_command([*FLAKE8, *command[1:]], cwd=ROOT, capture_output=True, text=True)
+    assert printed.returncode == 1 and printed.stdout.splitlines()[:len(shown)] == shown
