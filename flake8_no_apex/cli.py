@@ -433,6 +433,7 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     except InputError as error:
         print(f"flake8-no-apex: {error}", file=err)
         return 2
+    settings.disable_noqa = False  # `disable-noqa` is for audits: fix never changes a line `# noqa` guards
     names = args.paths or ["."]
     candidates, summary.errors = discover(names, [*settings.exclude, *settings.extend_exclude], other_files=True,
                                           stdin_name=args.stdin_filename, docs=settings.check_docs)
