@@ -536,8 +536,7 @@ class Round:
         if any("nonlocal" in self.source.text[self.source.line_start(lo):self._line_end(hi)]
                for lo, hi, _ in units):
             units = {(1, self.source.position(len(self.source.text))[0], False): list(edits)}
-        future = "".join(self.source.segment(s) + "\n" for s in self.tree.body
-                         if isinstance(s, ast.ImportFrom) and s.module == "__future__")
+        future = self._future_imports
         for (lo, hi, nested), inside in units.items():
             start, end = self.source.line_start(lo), self._line_end(hi)
             chunk = Source(self.source.text[start:end]).apply(
@@ -549,6 +548,12 @@ class Round:
                 return False
         return True
 
+    @cached_property
+    def _future_imports(self) -> str:
+        """The module's `from __future__` imports, put in front of each unit compiled alone."""
+        return "".join(self.source.segment(s) + "\n" for s in self.tree.body
+                       if isinstance(s, ast.ImportFrom) and s.module == "__future__")
+
     def _line_end(self, line: int) -> int:
         return self.source.line_start(line) + len(self.source.line(line))
 
@@ -558,9 +563,10 @@ class Round:
         first, last = self.source.position(edit.start)[0], self.source.position(edit.end)[0]
         unit = (*self._top_level_lines(first, last), False)
         body: List[ast.stmt] = self.tree.body
+        starts = self._statement_lines[0]
         nested = False
         while body:
-            inner = next((s for s in body if _first_line(s) <= first and last <= s.end_lineno), None)
+            inner = _holding(body, starts, first, last)
             if inner is None:
                 break
             if isinstance(inner, _SCOPES) and nested:
@@ -569,6 +575,7 @@ class Round:
             body = [c for name in ("body", "orelse", "finalbody") for c in getattr(inner, name, ())
                     if isinstance(c, ast.stmt)]
             body += [c for block in (*getattr(inner, "handlers", ()), *getattr(inner, "cases", ())) for c in block.body]
+            starts = None
         return unit
 
     def _top_level_lines(self, lo: int, hi: int) -> Tuple[int, int]:
@@ -620,6 +627,17 @@ class Round:
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _holding(body: List[ast.stmt], starts: Optional[List[int]], first: int, last: int) -> Optional[ast.stmt]:
+    """The statement of `body` whose lines hold first..last: found by bisection where the first
+    lines of an ordered body are known (`starts`: a module's thousands of top-level statements),
+    else by a scan (a block's few)."""
+    if starts is None:
+        return next((s for s in body if _first_line(s) <= first and last <= s.end_lineno), None)
+    index = bisect.bisect_right(starts, first) - 1
+    statement = body[index] if index >= 0 else None
+    return statement if statement is not None and last <= statement.end_lineno else None
 
 
 def _first_line(statement: ast.stmt) -> int:
