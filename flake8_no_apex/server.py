@@ -7,7 +7,9 @@ cells are analysed together, each cell's diagnostics published on the cell. Need
 `pip install 'flake8-no-apex[server]'`."""
 from __future__ import annotations
 
+import asyncio
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -19,6 +21,7 @@ from pygls.workspace import TextDocument
 
 from . import __version__
 from .config import ConfigError, Settings, load
+from .edits import Source
 from .engine import PYTHON, Analysis, AnalysisError, Document, Session
 from .inputs import kind_of
 from .files import discover
@@ -35,6 +38,39 @@ FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{SOURCE}"
 _PROJECT_FILES = ("setup.cfg", "tox.ini", ".flake8", "pyproject.toml", "setup.py")
 _SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
              "note": types.DiagnosticSeverity.Information}
+DEBOUNCE = 0.05  # seconds a change waits for the next one: a burst of keystrokes is analysed once
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Positions:
+    """The client's positions of a text's character offsets, from the engine's line table: the
+    one line concerned is converted to the negotiated units (UTF-16 by default), never the whole
+    document (pygls' `client_position_at_offset` splits it anew on every call)."""
+
+    def __init__(self, source: Source, encoding: str = types.PositionEncodingKind.Utf16) -> None:
+        self.source = source
+        self.encoding = encoding
+
+    def at(self, offset: int) -> types.Position:
+        offset = max(0, min(offset, len(self.source.text)))
+        line, column = self.source.position(offset)
+        head = self.source.line(line)[:column - 1]
+        return types.Position(line - 1, self.units(head))
+
+    def units(self, text: str) -> int:
+        if text.isascii() or self.encoding == types.PositionEncodingKind.Utf32:
+            return len(text)
+        codec = "utf-8" if self.encoding == types.PositionEncodingKind.Utf8 else "utf-16-le"
+        size = len(text.encode(codec, "surrogatepass"))
+        return size if codec == "utf-8" else size // 2
+
+    def range(self, start: int, end: int) -> types.Range:
+        return types.Range(self.at(start), self.at(end))
+
+
+def positions_of(document: TextDocument, source: Source) -> Positions:
+    codec = getattr(document, "position_codec", None)
+    return Positions(source, getattr(codec, "encoding", None) or types.PositionEncodingKind.Utf16)
 
 
 class NoApexServer(LanguageServer):
@@ -48,6 +84,8 @@ class NoApexServer(LanguageServer):
         self.root = Path.cwd()
         self.session = Session(Settings())
         self.analyses: Dict[str, Analysis] = {}  # uri -> the analysis of the version last published
+        self.published: Dict[str, List[types.Diagnostic]] = {}  # uri -> its diagnostics, one per finding
+        self.links: Dict[str, str] = {}  # a rule's URL -> the link the editor opens
         self.notebooks: Dict[str, "NotebookView"] = {}  # notebook uri -> its cells as last analysed
         self.cell_notebook: Dict[str, str] = {}  # a cell's uri -> its notebook's
 
@@ -56,6 +94,7 @@ class NoApexServer(LanguageServer):
         (flake8 resolves per-file-ignores and excludes against the working directory: the server
         works in the workspace root)."""
         self.root = root
+        self.links = {}
         try:
             os.chdir(root)
             settings = load(root)
@@ -83,8 +122,11 @@ class NoApexServer(LanguageServer):
         error while typing: the editor's own Python support says so)."""
         path = Path(to_fs_path(document.uri) or document.uri)
         kind = PYTHON if document.language_id == "python" else None
+        # a lone surrogate (half of a pair being typed) cannot be encoded: read as U+FFFD, one
+        # code point and one UTF-16 unit as it is, so every position stays where it was
+        text = _LONE_SURROGATE.sub("\ufffd", document.source) if _has_lone_surrogate(document.source) else None
         try:
-            return self.session.analyse(Document(path, document.source, named=True, kind=kind))
+            return self.session.analyse(Document(path, text or document.source, named=True, kind=kind))
         except AnalysisError:
             return None
 
@@ -95,22 +137,43 @@ class NoApexServer(LanguageServer):
         analysis = self.analyse(document) if self.wanted(document) else None
         if analysis is None:
             self.analyses.pop(document.uri, None)
+            self.published.pop(document.uri, None)
             diagnostics: List[types.Diagnostic] = []
         else:
-            self.analyses[document.uri] = analysis
-            diagnostics = [self.diagnostic(document, analysis, finding) for finding in analysis.findings]
+            positions = positions_of(document, analysis.source)
+            diagnostics = [self.diagnostic(analysis, finding, _range(positions, analysis, finding))
+                           for finding in analysis.findings]
+            self.analyses[document.uri], self.published[document.uri] = analysis, diagnostics
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=document.uri, diagnostics=diagnostics, version=document.version))
 
-    def diagnostic(self, document: TextDocument, analysis: Analysis, finding: Finding) -> types.Diagnostic:
-        docs = (self.session.settings.docs_url if self.session.settings else None) or DOCS
+    def publish_soon(self, uri: str, version: Optional[int]) -> None:
+        """Publish after DEBOUNCE unless a newer change came meanwhile: only the newest version
+        of a burst of edits is analysed."""
+        def publish_if_newest() -> None:
+            document = self.workspace.text_documents.get(uri)
+            if document is not None and document.version == version:
+                self.publish(document)
+
+        try:
+            asyncio.get_running_loop().call_later(DEBOUNCE, publish_if_newest)
+        except RuntimeError:  # no event loop (a direct call): now
+            publish_if_newest()
+
+    def diagnostic(self, analysis: Analysis, finding: Finding, where: types.Range) -> types.Diagnostic:
         level = analysis.level(finding)
         return types.Diagnostic(
-            range=_range(document, analysis, finding), message=finding.description,
-            severity=_SEVERITY[level], code=finding.code, source=SOURCE,
-            code_description=types.CodeDescription(href=_absolute(rule_url(finding.code, docs), self.root)),
+            range=where, message=finding.description, severity=_SEVERITY[level], code=finding.code, source=SOURCE,
+            code_description=types.CodeDescription(href=self.link(finding.code)),
             tags=[types.DiagnosticTag.Deprecated] if level != "note" else None,
         )
+
+    def link(self, code: str) -> str:
+        docs = (self.session.settings.docs_url if self.session.settings else None) or DOCS
+        url = rule_url(code, docs)
+        if url not in self.links:
+            self.links[url] = _absolute(url, self.root)
+        return self.links[url]
 
     # --- notebooks -------------------------------------------------------------------------
     def publish_notebook(self, uri: str) -> None:
@@ -141,6 +204,7 @@ class NotebookView:
         self.server = server
         self.cells: List[str] = [cell.document for cell in notebook.cells]  # cell N is cells[N - 1]
         self.texts = [server.workspace.get_text_document(cell).source for cell in self.cells]
+        self._positions: Dict[int, Positions] = {}
         kinds = ["code" if cell.kind == types.NotebookCellKind.Code else "markdown" for cell in notebook.cells]
         self.json = json.dumps({"cells": [{"cell_type": kind, "metadata": {}, "source": text, "outputs": []}
                                           for kind, text in zip(kinds, self.texts)],
@@ -158,11 +222,16 @@ class NotebookView:
         analysis = self.analysis
         line, column = analysis.source.position(offset)
         cell, within, column = analysis.placement.position(line, column)
-        text = self.texts[cell - 1]
-        lines = text.split("\n")
-        at = sum(len(each) + 1 for each in lines[:within - 1]) + column - 1
-        cell_document = self.server.workspace.get_text_document(self.cells[cell - 1])
-        return cell - 1, cell_document.client_position_at_offset(min(at, len(text)))
+        positions = self.positions(cell - 1)
+        at = positions.source.line_start(within) + column - 1
+        return cell - 1, positions.at(at)
+
+    def positions(self, index: int) -> Positions:
+        """A cell's positions (made once: a notebook's findings ask each cell many times)."""
+        if index not in self._positions:
+            document = self.server.workspace.get_text_document(self.cells[index])
+            self._positions[index] = positions_of(document, Source(self.texts[index]))
+        return self._positions[index]
 
     def diagnostics(self) -> Dict[str, List[types.Diagnostic]]:
         found: Dict[str, List[types.Diagnostic]] = {cell: [] for cell in self.cells}
@@ -176,11 +245,10 @@ class NotebookView:
         cell, first = self.place(start)
         end_cell, last = self.place(max(start, end))
         if end_cell != cell or end <= start:  # a position: to the end of its line
-            last = types.Position(first.line, len(self.texts[cell].split("\n")[first.line].encode("utf-16-le")) // 2)
-        document = self.server.workspace.get_text_document(self.cells[cell])
-        diagnostic = self.server.diagnostic(document, self.analysis, finding)
-        diagnostic.range = types.Range(first, last)
-        return cell, diagnostic
+            positions = self.positions(cell)
+            last = positions.at(positions.source.line_start(first.line + 1)
+                                + len(positions.source.line(first.line + 1).rstrip("\r\n")))
+        return cell, self.server.diagnostic(self.analysis, finding, types.Range(first, last))
 
     def quick_fixes(self, cell_uri: str, asked: types.Range) -> List[types.CodeAction]:
         actions = []
@@ -216,7 +284,7 @@ class NotebookView:
             new = "".join(new) if isinstance(new, list) else new
             if new != old:
                 document = self.server.workspace.get_text_document(uri)
-                whole = types.Range(types.Position(0, 0), document.client_position_at_offset(len(old)))
+                whole = types.Range(types.Position(0, 0), positions_of(document, Source(old)).at(len(old)))
                 changes[uri] = [types.TextEdit(whole, new)]
         if not changes:
             return []
@@ -232,19 +300,25 @@ def _absolute(url: str, root: Path) -> str:
     return (root / path).resolve().as_uri() + (f"#{anchor}" if anchor else "")
 
 
-def _range(document: TextDocument, analysis: Analysis, finding: Finding) -> types.Range:
+def _has_lone_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _range(positions: Positions, analysis: Analysis, finding: Finding) -> types.Range:
     start, end = analysis.source.finding_span(finding)
     end = max(start, end)
     if end == start:  # a position: the rest of its line, so the editor has something to underline
-        line_end = analysis.source.text.find("\n", start)
-        end = len(analysis.source.text) if line_end < 0 else line_end
-    return types.Range(document.client_position_at_offset(start), document.client_position_at_offset(end))
+        line = analysis.source.position(start)[0]
+        end = analysis.source.line_start(line) + len(analysis.source.line(line).rstrip("\r\n"))
+    return positions.range(start, end)
 
 
-def _edits(document: TextDocument, plan: Plan) -> List[types.TextEdit]:
-    return [types.TextEdit(types.Range(document.client_position_at_offset(edit.start),
-                                       document.client_position_at_offset(edit.end)), edit.text)
-            for edit in plan.edits]
+def _edits(positions: Positions, plan: Plan) -> List[types.TextEdit]:
+    return [types.TextEdit(positions.range(edit.start, edit.end), edit.text) for edit in plan.edits]
 
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
@@ -269,7 +343,7 @@ def build() -> NoApexServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: NoApexServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+        ls.publish_soon(params.text_document.uri, params.text_document.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: NoApexServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -295,6 +369,7 @@ def build() -> NoApexServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: NoApexServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.analyses.pop(params.text_document.uri, None)
+        ls.published.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri,
                                                                             diagnostics=[]))
 
@@ -335,16 +410,24 @@ def _notebook_actions(notebook: NotebookView, params: types.CodeActionParams) ->
 
 def _quick_fixes(ls: NoApexServer, document: TextDocument, analysis: Analysis,
                  asked: types.Range) -> List[types.CodeAction]:
+    """The fixes of the published diagnostics the range touches (codeAction comes on every move
+    of the cursor: it reads the last analysis of this version, its plans built once)."""
     actions = []
-    for finding, plan in zip(analysis.findings, analysis.plans):
-        diagnostic = ls.diagnostic(document, analysis, finding)
-        if plan is None or not _overlaps(diagnostic.range, asked):
+    published = ls.published.get(document.uri, [])
+    touched = [index for index, diagnostic in enumerate(published) if _overlaps(diagnostic.range, asked)]
+    if not touched:
+        return []
+    positions = positions_of(document, analysis.source)
+    plans = analysis.plans
+    for index in touched:
+        plan, diagnostic, finding = plans[index], published[index], analysis.findings[index]
+        if plan is None:
             continue
         unsafe = plan.grade is not Grade.SAFE
         title = f"{SOURCE}: fix {finding.code}" + (" (unsafe: review the change)" if unsafe else "")
         actions.append(types.CodeAction(
             title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=not unsafe,
-            edit=types.WorkspaceEdit(changes={document.uri: _edits(document, plan)})))
+            edit=types.WorkspaceEdit(changes={document.uri: _edits(positions, plan)})))
     return actions
 
 
@@ -357,7 +440,7 @@ def _fix_all(ls: NoApexServer, document: TextDocument, analysis: Analysis) -> Li
         return []
     if result.text == document.source:
         return []
-    whole = types.Range(types.Position(0, 0), document.client_position_at_offset(len(document.source)))
+    whole = types.Range(types.Position(0, 0), positions_of(document, analysis.source).at(len(document.source)))
     return [types.CodeAction(title=f"{SOURCE}: fix all safely fixable findings", kind=FIX_ALL,
                              edit=types.WorkspaceEdit(changes={document.uri: [types.TextEdit(whole, result.text)]}))]
 
