@@ -218,9 +218,10 @@ def syntax_check(document: Document, scopes: bool = False) -> None:
     with its scopes analysed too (`fix`, which compiles what it writes: the parser's errors plus
     the misplaced `global` and `nonlocal` the symbol table finds, in two thirds of the time of
     building the tree; the code generator's own, such as `return` outside a function, are not
-    looked for in a file fix leaves as it is). Nothing is parsed when Python's bytecode cache
-    holds a compilation of the file as read: CPython compiled it, so it parses (and a tree of
-    compiled modules, one whose code has run, costs `fix` a header read per file it skips)."""
+    looked for in a file fix leaves as it is). Only files named on the command line come here
+    (a file found in a directory without a rule's word is neither checked nor fixed), and
+    nothing is parsed when Python's bytecode cache holds a compilation of the file as read:
+    CPython compiled it, so it parses."""
     if document.on_disk is not None and compiled_by_python(document.path, document.on_disk):
         return
     with analysing():

@@ -127,17 +127,32 @@ def test_usage_errors_exit_two(tmp_path, args, message):
 
 
 def test_unparsable_file_is_an_input_error_and_others_still_get_fixed(tmp_path):
-    (tmp_path / "broken.py").write_text("def f(:\n")
+    (tmp_path / "broken.py").write_text("from apex import amp\ndef f(:\n")
     (tmp_path / "ok.py").write_text(SAFE_ONLY)
     result = run(tmp_path, "fix", ".")
-    assert result.returncode == 2 and "broken.py:1:7: cannot parse: invalid syntax" in result.stderr
+    assert result.returncode == 2 and "broken.py:2:7: cannot parse: invalid syntax" in result.stderr
     assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
 
 
-def test_fix_takes_pythons_bytecode_cache_as_proof_that_a_skipped_file_parses(tmp_path):
-    """A file without a rule's word is parsed only to say it does not parse: a pyc of exactly it
-    says that it does. A timestamp pyc vouches for the mtime and size, as for import (so a
-    same-size edit within its second passes, here forged), a hash-based one for the bytes."""
+def test_fix_parses_a_file_without_a_rules_word_only_when_it_is_named(tmp_path):
+    """As check: a file the pre-filter rules out is one fix cannot change, so a tree's are not
+    parsed (the syntax check was most of a fix of a fresh tree); a file named is always parsed."""
+    (tmp_path / "unrelated_broken.py").write_text("def f(:\n")
+    (tmp_path / "ok.py").write_text(SAFE_ONLY)
+    result = run(tmp_path, "fix", ".")
+    assert result.returncode == 0 and "cannot parse" not in result.stderr
+    assert (tmp_path / "ok.py").read_text() == SAFE_FIXED
+    result = run(tmp_path, "fix", "unrelated_broken.py")
+    assert result.returncode == 2 and "unrelated_broken.py:1:7: cannot parse: invalid syntax" in result.stderr
+    (tmp_path / "misplaced_global.py").write_text("x = 1\ndef f():\n    x = 2\n    global x\n")
+    result = run(tmp_path, "fix", "misplaced_global.py")  # what the symbol table finds, as fix compiles
+    assert result.returncode == 2 and "misplaced_global.py:4" in result.stderr
+
+
+def test_fix_takes_pythons_bytecode_cache_as_proof_that_a_named_file_parses(tmp_path):
+    """A named file without a rule's word is parsed only to say it does not parse: a pyc of
+    exactly it says that it does. A timestamp pyc vouches for the mtime and size, as for import
+    (so a same-size edit within its second passes, here forged), a hash-based one for the bytes."""
     module = tmp_path / "module.py"
     modes = py_compile.PycInvalidationMode
     for mode, status in ((modes.TIMESTAMP, 0), (modes.CHECKED_HASH, 2)):
@@ -146,7 +161,7 @@ def test_fix_takes_pythons_bytecode_cache_as_proof_that_a_skipped_file_parses(tm
         stamp = os.stat(module)
         module.write_text("x = (\n")  # the same size, and the same time below
         os.utime(module, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-        result = run(tmp_path, "fix", ".")
+        result = run(tmp_path, "fix", "module.py")
         assert result.returncode == status and ("module.py:1:5: cannot parse" in result.stderr) is bool(status)
 
 

@@ -59,8 +59,9 @@ class PythonModule(Kind):
 
         if session.settings is not None and ignores_file(document.text):  # flake8 would not check it
             return FixResult(document.text)
-        if not session.prefilter.may_match(document.text):
-            syntax_check(document, scopes=True)  # a file fix cannot read is said, even with nothing to fix
+        if not session.prefilter.may_match(document.text):  # no rule's word: nothing fix could change
+            if document.named:  # a file named on the command line that fix cannot read is said, as check says it
+                syntax_check(document, scopes=True)
             return FixResult(document.text)
         project = session.project
         exported = project.exported(document.path) if project is not None else never_exported
