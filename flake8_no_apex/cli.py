@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tupl
 
 from . import __version__, report
 from .config import ConfigError, Settings, load
-from .files import STDIN, Candidate, InputError, discover, read, terminated_cleanly, unified_diff, write
+from .files import STDIN, Candidate, Decoded, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .baseline import new_findings, read_baseline, write_baseline
 from .cache import DEFAULT_DIRECTORY, Cache, content_hash
 from .codes import CODES, DEFAULT_OFF
@@ -58,18 +58,21 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 # --- check -----------------------------------------------------------------------------------
-def check_file(candidate: Candidate, session: "Session", fixes: bool = True, stamped: bool = True
+def check_file(candidate: Candidate, session: "Session", fixes: bool = True, stamped: bool = True,
+               surveyed: Optional[Tuple[Decoded, bool]] = None
                ) -> Tuple[List[report.Reported], Optional[Stamp], List[str]]:
     """Findings of one file, of any kind, (if `stamped`: for the cache) the file's stamp as it
     was read, and the parts of it that could not be read (a notebook's cell that does not
     parse: its error, beside the other cells' findings); raises InputError. A Python file
     without a word of any rule is not parsed, unless it was named on the command line. Without
-    `fixes` (formats that show none) no fix plan is built."""
+    `fixes` (formats that show none) no fix plan is built. `surveyed`: the file as already read
+    and the pre-filter's verdict on it."""
     from .engine import AnalysisError, Document
 
-    decoded = read(candidate.path, candidate.stdin)
+    decoded, rule_words = surveyed or (read(candidate.path, candidate.stdin), None)
     try:
-        analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named, on_disk=decoded))
+        analysis = session.analyse(Document(candidate.path, decoded.text, named=candidate.named, on_disk=decoded,
+                                            rule_words=rule_words))
         found = report.located(analysis, str(candidate.path), fixes)
     except AnalysisError as error:
         raise InputError(_located_error(candidate.path, error)) from None
@@ -107,10 +110,10 @@ Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findin
 
 
 def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: bool = True,
-               stamped: bool = True) -> Outcome:
+               stamped: bool = True, surveyed: Optional[Tuple[Decoded, bool]] = None) -> Outcome:
     path = candidate.path
     try:
-        found, stamp, problems = check_file(candidate, session or _WORKER, fixes, stamped)
+        found, stamp, problems = check_file(candidate, session or _WORKER, fixes, stamped, surveyed)
         return found, "\n".join(problems) or None, stamp
     except InputError as error:
         return [], str(error), None
@@ -240,9 +243,20 @@ def _analysed(candidates: List[Candidate], missing: List[int], settings: Setting
     from .engine import Session
 
     session = Session(settings)
-    heavy = _worth_a_process(candidates, missing, session, jobs)
     analysed: Dict[int, Outcome] = {}
-    if heavy:
+    heavy: List[int] = []
+    if jobs > 1 and not any(candidates[i].stdin for i in missing) and len(missing) >= 2 * _FILES_PER_PROCESS:
+        for index in missing:  # which files pass the pre-filter; the others are checked as they are read, once
+            candidate = candidates[index]
+            try:
+                decoded = read(candidate.path)
+            except InputError:
+                continue  # said by the in-process check of that file
+            if not candidate.path.name.endswith(".py") or session.prefilter.may_match(decoded.text):
+                heavy.append(index)
+            else:
+                analysed[index] = _check_one(candidate, session, fixes, stamped, (decoded, False))
+    if len(heavy) >= 2 * _FILES_PER_PROCESS:  # enough to pay for the processes
         from concurrent.futures import ProcessPoolExecutor  # multiprocessing only when it pays
 
         processes = min(jobs, len(heavy) // _FILES_PER_PROCESS)
@@ -257,22 +271,6 @@ def _analysed(candidates: List[Candidate], missing: List[int], settings: Setting
 
 
 _FILES_PER_PROCESS = 32  # a process costs its start and imports: worth it only for this many files to analyse
-
-
-def _worth_a_process(candidates: List[Candidate], missing: List[int], session: "Session", jobs: int) -> List[int]:
-    """The files to analyse in other processes: those the pre-filter lets through (the others
-    cost a read), when there are enough of them to pay for the processes; else none."""
-    if jobs < 2 or any(candidates[i].stdin for i in missing) or len(missing) < 2 * _FILES_PER_PROCESS:
-        return []
-    heavy = []
-    for index in missing:
-        try:
-            text = read(candidates[index].path).text
-        except InputError:
-            continue  # said by the in-process check of that file
-        if not candidates[index].path.name.endswith(".py") or session.prefilter.may_match(text):
-            heavy.append(index)
-    return heavy if len(heavy) >= 2 * _FILES_PER_PROCESS else []
 
 
 def _update_baseline(items: List[report.Reported], args: argparse.Namespace, err) -> int:

@@ -55,6 +55,7 @@ class Document:
     tree: Optional[ast.Module] = None  # a parse the front end already has (flake8's)
     kind: Optional[str] = None  # an input kind's name (PYTHON...); None: by the file's name (`inputs.kind_of`)
     on_disk: Optional[Decoded] = None  # the file as read (not a buffer): Python's bytecode cache may vouch for it
+    rule_words: Optional[bool] = None  # the pre-filter's verdict on `text`, where a front end already asked it
 
     @property
     def input_kind(self) -> "Kind":

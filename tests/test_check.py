@@ -161,6 +161,28 @@ def test_statistics_and_parallel_jobs(tmp_path):
     assert small.returncode == 1 and "concurrent.futures.process" not in imported
 
 
+def test_parallel_jobs_say_what_one_process_says_of_files_they_check_while_surveying(tmp_path):
+    """-j surveys which files pass the pre-filter to decide on processes: the files that do not
+    are checked from that one reading, with what one process says of them (errors included)."""
+    for i in range(70):
+        (tmp_path / f"plain{i}.py").write_text(f"x = {i}\n")
+    for i in range(3):
+        shutil.copy(EXAMPLE, tmp_path / f"train{i}.py")
+    (tmp_path / "latin.py").write_bytes(b"x = '\xe9'\n")  # not UTF-8, no coding line: cannot read
+    (tmp_path / "broken.py").write_text("from apex import amp\ndef f(:\n")
+    (tmp_path / "skipped_broken.py").write_text("def f(:\n")  # no rule word: not parsed
+    serial = check(tmp_path, "--no-cache", "--format", "json")
+    parallel, imported = run_with_imports("check", "-j", "2", "--no-cache", "--format", "json", cwd=tmp_path)
+    said = "".join(line for line in parallel.stderr.splitlines(True) if not line.startswith("import time:"))
+    assert (serial.returncode, serial.stdout, serial.stderr) == (parallel.returncode, parallel.stdout, said)
+    assert serial.returncode == 2 and "latin.py: cannot read" in serial.stderr and "broken.py:2:7" in serial.stderr
+    assert "skipped_broken" not in serial.stderr and "concurrent.futures.process" not in imported
+    cached = tmp_path / "cache"
+    for _ in range(2):  # what the survey checked is cached as a check of one process caches it
+        again = check(tmp_path, "-j", "2", "--cache-dir", str(cached), "--format", "json")
+        assert (again.returncode, again.stdout, again.stderr) == (serial.returncode, serial.stdout, serial.stderr)
+
+
 def test_a_cold_check_imports_only_what_it_needs(tmp_path):
     """Checking code that passes the pre-filter but needs no fix imports neither flake8 nor the
     writers, the concrete syntax tree, YAML, the process pool, logging or packaging's requirement

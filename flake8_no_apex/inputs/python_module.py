@@ -29,7 +29,8 @@ class PythonModule(Kind):
         text = document.text
         if session.honours_noqa and ignores_file(text):  # `# flake8: noqa`, as flake8 skips it
             return Analysis(document, Source(text), [], {})
-        if not session.prefilter.may_match(text):  # no word of any rule: nothing to find
+        rule_words = session.prefilter.may_match(text) if document.rule_words is None else document.rule_words
+        if not rule_words:  # no word of any rule: nothing to find
             if document.named and document.tree is None:
                 syntax_check(document)
             return Analysis(document, Source(text), [], {})
