@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -156,8 +157,11 @@ def test_a_usage_error_prints_the_subcommands_usage(tmp_path, command):
 @pytest.mark.slow
 def test_watch_checks_again_when_a_file_changes(tmp_path):
     (tmp_path / "a.py").write_text("import torch\n")
+    # Ctrl-C as at a terminal: a run started in the background (`cmd &`) inherits SIGINT ignored
+    default_interrupt = None if sys.platform == "win32" else lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
     process = subprocess.Popen([*COMMAND, "check", "--watch", "--no-cache", "."], cwd=tmp_path,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               preexec_fn=default_interrupt)
     try:
         seen = []
 
@@ -176,6 +180,6 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
         (tmp_path / "pyproject.toml").write_text('[tool.flake8-no-apex]\nextend-ignore = ["APX201"]\n')
         wait_for("All checks passed")  # a changed setting is a changed result
     finally:
-        process.terminate() if sys.platform == "win32" else process.send_signal(2)  # Ctrl-C
+        process.terminate() if sys.platform == "win32" else process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
         process.stdout.close()
