@@ -5,7 +5,7 @@ stats and hashes files and never imports the engine.
 An entry is found by the file's path (and whether it was named on the command line) in the
 cache file of one description: the tool's own code (its version, and the path, size and time of
 each of the package's sources, so a new rule or fix invalidates everything), the settings that
-change findings, the working directory and whether the output shows fixes. The file is named
+change findings, the working directory and what the output shows of fixes. The file is named
 by a checksum of the description and holds the description itself: a file whose description
 differs is not used. An entry is valid while the file's size and modification time are the
 same, or, when they changed, its content hash is; and while the project metadata its version
@@ -52,7 +52,7 @@ def _code() -> List[object]:
     return sources
 
 
-def description(settings: Settings, fixes: bool) -> str:
+def description(settings: Settings, fixes: str) -> str:
     """What every entry of one cache file shares."""
     keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "targets", "check_docs",
             "disable_noqa")
@@ -61,7 +61,7 @@ def description(settings: Settings, fixes: bool) -> str:
 
 
 class Cache:
-    def __init__(self, directory: Path, settings: Settings, fixes: bool):
+    def __init__(self, directory: Path, settings: Settings, fixes: str):
         self.directory = directory
         self.described = description(settings, fixes)
         # a checksum names the file (binascii: hashlib would load OpenSSL); the description inside decides

@@ -58,15 +58,15 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 # --- check -----------------------------------------------------------------------------------
-def check_file(candidate: Candidate, session: "Session", fixes: bool = True, stamped: bool = True,
+def check_file(candidate: Candidate, session: "Session", fixes: str = report.FIX_EDITS, stamped: bool = True,
                surveyed: Optional[Tuple[Decoded, bool]] = None
                ) -> Tuple[List[report.Reported], Optional[Stamp], List[str]]:
     """Findings of one file, of any kind, (if `stamped`: for the cache) the file's stamp as it
     was read, and the parts of it that could not be read (a notebook's cell that does not
     parse: its error, beside the other cells' findings); raises InputError. A Python file
-    without a word of any rule is not parsed, unless it was named on the command line. Without
-    `fixes` (formats that show none) no fix plan is built. `surveyed`: the file as already read
-    and the pre-filter's verdict on it."""
+    without a word of any rule is not parsed, unless it was named on the command line. `fixes`:
+    what the format shows of them (report.shows_fixes; no plan is built for NO_FIXES).
+    `surveyed`: the file as already read and the pre-filter's verdict on it."""
     from .engine import AnalysisError, Document
 
     decoded, rule_words = surveyed or (read(candidate.path, candidate.stdin), None)
@@ -109,7 +109,7 @@ def _start_worker(settings: Settings) -> None:
 Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findings, the file's error, its stamp
 
 
-def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: bool = True,
+def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: str = report.FIX_EDITS,
                stamped: bool = True, surveyed: Optional[Tuple[Decoded, bool]] = None) -> Outcome:
     path = candidate.path
     try:
@@ -214,7 +214,7 @@ def _check_with_fixes(args: argparse.Namespace, out, err) -> int:
     return run_fix(fixing, out, err)
 
 
-def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs: int, cache: Optional[Cache]
+def _checked(candidates: List[Candidate], settings: Settings, fixes: str, jobs: int, cache: Optional[Cache]
              ) -> List[Outcome]:
     """Each candidate's outcome, in order: from the cache where it is valid, else analysed; the
     cache learns the new ones."""
@@ -236,7 +236,7 @@ def _checked(candidates: List[Candidate], settings: Settings, fixes: bool, jobs:
     return [outcome for outcome in outcomes if outcome is not None]
 
 
-def _analysed(candidates: List[Candidate], missing: List[int], settings: Settings, fixes: bool, jobs: int,
+def _analysed(candidates: List[Candidate], missing: List[int], settings: Settings, fixes: str, jobs: int,
               stamped: bool) -> Dict[int, Outcome]:
     """The outcomes of the files the cache could not give: in other processes when enough of
     them pass the pre-filter to pay for the processes, the rest in this one."""
@@ -349,7 +349,7 @@ def fix_file(candidate: Candidate, args: argparse.Namespace, session: "Session",
     except FixError as error:  # the file stays as it is: each of its findings still needs a person
         analysis = session.analyse(document)
         left = analysis.findings
-        for item in report.located(analysis, str(path), fixes=False):  # where they are (a notebook's cells)
+        for item in report.located(analysis, str(path), report.NO_FIXES):  # where they are (a notebook's cells)
             print(f"{report.where(item)}: {item.code} {item.message}", file=report_to)
         summary.manual += len(left)
         apex_amp = [f for f in left if f.code in migration.APEX_AMP_CODES]

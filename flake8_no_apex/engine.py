@@ -78,11 +78,19 @@ class Analysis:
     # what could not be read while the rest was (a notebook's cell that does not parse), each
     # "place: why": the file's errors, beside its findings
     problems: List[str] = field(default_factory=list)
+    # plans enough to tell which findings are fixable and how (Python: without the removal of the
+    # imports a plan leaves unused, which costs an analysis of its result); None: the planner's
+    marker: Optional[Callable[[], List[Optional[Plan]]]] = field(default=None, repr=False)
 
     @cached_property
     def plans(self) -> List[Optional[Plan]]:
         """The plan that would fix each finding (None: a person must), built on first use."""
         return self.planner() if self.planner is not None else [None] * len(self.findings)
+
+    @property
+    def fixable(self) -> List[Optional[Plan]]:
+        """For each finding, a plan where `plans` has one, of its grade, whose edits may be fewer."""
+        return self.marker() if self.marker is not None and "plans" not in self.__dict__ else self.plans
 
     def level(self, finding: Finding) -> str:
         """How serious a finding is at the project's targets (removed: error; deprecated:
@@ -209,9 +217,9 @@ def analysing() -> Iterator[None]:
         raise AnalysisError("cannot analyse: nested too deeply for Python's recursion limit") from None
 
 
-def planned(now: Round, path: Path) -> List[Optional[Plan]]:
+def planned(now: Round, path: Path, cleanup: bool = True) -> List[Optional[Plan]]:
     with analysing():  # plans are built later than the findings, and can meet the same limits
-        return now.plans(path)
+        return now.plans(path, cleanup)
 
 
 def syntax_check(document: Document, scopes: bool = False) -> None:

@@ -493,11 +493,13 @@ class Round:
                           self.checker.calls, self.checker.bound_names, self.checker.holder_strings,
                           self.checker.hints, self.findings)
 
-    def plans(self, path: Optional[Path] = None) -> List[Optional[Plan]]:
+    def plans(self, path: Optional[Path] = None, cleanup: bool = True) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check
         --output-format json` and the editor offer them: only plans whose result compiles, the
         ones `fix` may apply (`fix_text` proves its plans the same way). Nothing is applied.
-        `path`: the module's file, so that a plan can see the modules beside it."""
+        `path`: the module's file, so that a plan can see the modules beside it. Without
+        `cleanup`, a plan leaves in place the imports it stops using (the same plans otherwise:
+        enough to say what is fixable, for the text formats)."""
         ctx = self.context()
         ctx.path = path
         planned: List[Optional[Plan]] = []
@@ -509,7 +511,8 @@ class Round:
             if fixed is not None and not self.compiles(fixed):
                 fixed = None
             if fixed is not None:
-                if fixed.releases and self._rewrites_every_use(fixed):  # the imports it leaves unused go too
+                # the imports it leaves unused go too
+                if cleanup and fixed.releases and self._rewrites_every_use(fixed):
                     used_before = used_imports(self.checker, self.source) if used_before is None else used_before
                     fixed = self._with_cleanup(fixed, used_before)
             planned.append(fixed)

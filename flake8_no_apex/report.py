@@ -45,9 +45,16 @@ class Reported(NamedTuple):
     cell: Optional[int] = None  # a notebook's cell (from 1, over all cells): `line` and `column` are within it
 
 
-def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reported]:
+# what a format shows of the fixes: none; which findings `fix` can fix (the [*] marker, the
+# summary: a plan's existence and grade); those and each fix's edits
+NO_FIXES, FIX_MARKS, FIX_EDITS = "", "marks", "edits"
+
+
+def located(analysis: "Analysis", path: str, fixes: str = FIX_EDITS) -> List[Reported]:
     """An analysis's findings with character columns (flake8's are UTF-8 bytes), their ends,
-    their levels and, with `fixes`, their fixes (building the plans costs more than finding)."""
+    their levels and, unless NO_FIXES, their fixes (building the plans costs more than finding;
+    with FIX_MARKS, plans that may lack their import cleanup: the same findings fixable, at the
+    same grades)."""
     source, placement = analysis.source, analysis.placement
 
     def where(offset: int) -> Tuple[Optional[int], int, int]:
@@ -60,7 +67,8 @@ def located(analysis: "Analysis", path: str, fixes: bool = True) -> List[Reporte
         return placement.line_text(line, text) if placement is not None else text
 
     found = []
-    plans = analysis.plans if fixes else [None] * len(analysis.findings)
+    plans = (analysis.plans if fixes == FIX_EDITS else analysis.fixable if fixes == FIX_MARKS
+             else [None] * len(analysis.findings))
     for finding, plan in zip(analysis.findings, plans):
         start, end = source.finding_span(finding)
         (cell, line, column), (_, end_line, end_column) = where(start), where(end)
@@ -384,9 +392,9 @@ def has_statistics(output_format: str) -> bool:
     return output_format in _STATISTICS or output_format in _FOR_PEOPLE
 
 
-def shows_fixes(output_format: str) -> bool:
-    """Whether the format shows what `fix` would do (the [*] marker, the summary, edits)."""
-    return output_format in _FOR_PEOPLE or output_format in _LINKED
+def shows_fixes(output_format: str) -> str:
+    """What the format shows of what `fix` would do: NO_FIXES, FIX_MARKS or FIX_EDITS."""
+    return FIX_EDITS if output_format in _LINKED else FIX_MARKS if output_format in _FOR_PEOPLE else NO_FIXES
 
 
 def colour(stream, choice: str = "auto") -> bool:

@@ -99,9 +99,10 @@ def test_the_description_changes_with_any_source_of_the_tool(tmp_path, monkeypat
     import flake8_no_apex
     from flake8_no_apex import cache
     from flake8_no_apex.config import Settings
+    from flake8_no_apex.report import FIX_MARKS
 
     monkeypatch.chdir(tmp_path)
-    described = json.loads(cache.description(Settings(), True))
+    described = json.loads(cache.description(Settings(), FIX_MARKS))
     sources = {entry[0] for entry in described[1][1:]}
     package = Path(flake8_no_apex.__file__).parent
     assert sources == {str(p.relative_to(package)) for p in package.rglob("*.py")}

@@ -729,3 +729,22 @@ def test_malformed_toml_and_project_metadata_are_said_in_one_line_each(tmp_path)
     assert any(line.startswith("flake8-no-apex: warning: ignoring ") and "pyproject.toml" in line for line in lines)
     assert f"flake8-no-apex: {Path('sub', 'pyproject.toml')}: cannot parse: Expected ']'" in result.stderr
     assert "sub/train.py:2:6: APX201" in result.stdout  # the other files are still checked
+
+
+def test_the_text_formats_mark_as_fixable_exactly_what_json_gives_a_fix():
+    """The text formats build plans without the import cleanup (an analysis of each plan's
+    result): the same findings fixable, at the same grades, over every rule's examples and the
+    apex migration's scripts; and some plan there does differ, so the cleanup is left out."""
+    from flake8_no_apex.config import Settings
+    from flake8_no_apex.engine import Document, Session
+
+    session = Session(Settings(select=["APX"]))
+    texts = [rule.before for rule in RULES if rule.language == "python"]
+    texts += [path.read_text() for path in sorted((Path(__file__).parent / "apex_migration").glob("*.py"))]
+    cleaned = 0
+    for text in texts:
+        marked = session.analyse(Document(Path("train.py"), text)).fixable
+        planned = session.analyse(Document(Path("train.py"), text)).plans
+        assert [(m is None, m and m.grade) for m in marked] == [(p is None, p and p.grade) for p in planned]
+        cleaned += sum(m is not None and m.edits != p.edits for m, p in zip(marked, planned))
+    assert cleaned

@@ -51,8 +51,9 @@ class PythonModule(Kind):
             with analysing():  # the examples of the docstrings, reported where they are (not fixed)
                 found = found + session.filtered(document.path, now.source,
                                                  in_docstrings(session, document, now.tree))
-        return Analysis(document, now.source, found, floors,
-                        lambda: planned(now, document.path) + [None] * (len(found) - len(now.findings)), now.hidden)
+        others = [None] * (len(found) - len(now.findings))
+        return Analysis(document, now.source, found, floors, lambda: planned(now, document.path) + others, now.hidden,
+                        marker=lambda: planned(now, document.path, cleanup=False) + others)
 
     def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
         from ..engine import analysing, syntax_check
