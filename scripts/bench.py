@@ -1,23 +1,36 @@
 """Speed, as ratios of paired runs in one invocation (never absolute seconds in tests).
 
-    python scripts/bench.py [--runs N] [TREE]
+    python scripts/bench.py [--runs N] [--wide TREE] [TREE]
 
 TREE defaults to the regression corpus (pytorch-lightning 1.8.6 from PyPI, fetched by
-tests/corpus.py: the worst case, it implements the deprecated APIs itself). Each line is the
-median, over N pairs run A B A B ..., of A's CPU time (user + system, from the kernel's account
-of the finished process) over B's, and the same for wall time:
+tests/corpus.py: the worst case, it implements the deprecated APIs itself); `--wide` to
+transformers 5.25's sources from PyPI (2,951 files, few of them with AMP words: the large tree).
+Each line is the median, over N pairs run A B A B ..., of A's CPU time (user + system, from the
+kernel's account of the finished process, or of a running server's every thread) over B's, and
+the same for wall time. The rows of issue 25's table come first:
 
+- the language server opening a 9,000-line module with 3,000 findings, to its diagnostics, vs
+  `check --no-cache` of that file; and a keystroke (an incremental didChange) on a real
+  3,124-line module (Lightning's trainer.py and accelerator_connector.py, 43 findings), to its
+  diagnostics, vs `ruff server` on the same edits (needs pygls and ruff);
 - cold `check` (no cache) and warm `check` (nothing changed) vs `ruff check --select NPY201
   --no-cache` (one ruff rule: the yardstick of a fast linter), when ruff is installed;
-- `fix --diff` vs cold `check`, on the tree as downloaded and on a copy Python has compiled
-  (`compileall`: a tree whose code has run, where `fix` need not parse the files it skips);
-- flake8 -j1 with the plugin vs without it, on the tree and on a corpus without AMP code (the
+- `fix --diff` vs cold `check`, on TREE and on the wide tree, and `check -j 2` vs `-j 1` on the
+  wide tree;
+
+then:
+
+- `fix --diff` vs cold `check` on a copy of TREE that Python has compiled (`compileall`);
+- flake8 -j1 with the plugin vs without it, on TREE and on a corpus without AMP code (the
   top-level modules of this Python's standard library), and the plugin's own CPU time in such a
   run (its import and its calls, timed inside the process: the pairs are noisier than the share);
-- peak memory of a cold `check`, and its CPU time and memory on 4 copies of the tree vs 1;
+- peak memory of a cold `check`, and its CPU time and memory on 4 copies of TREE vs 1;
 - fixing a module with 4,000 fixes vs one with 500 (in this process; linear is 8x).
 
-Run it on an idle machine if you can; pairing keeps the ratios meaningful on a busy one.
+The tool runs from bytecode, as an installed wheel does (pip compiles it; an editable install
+under PYTHONDONTWRITEBYTECODE would compile every module on every run): the children get a
+bytecode cache of their own. Run it on an idle machine if you can; pairing keeps the ratios
+meaningful on a busy one.
 """
 from __future__ import annotations
 
@@ -35,8 +48,10 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus  # noqa: E402
+from lsp_client import LanguageClient  # noqa: E402
 
 # flake8 has no switch to turn one plugin off: drop ours from the plugins it finds.
 WITHOUT_PLUGIN = """
@@ -71,13 +86,16 @@ except SystemExit:
 print(spent / time.process_time())
 """
 TOOL = [sys.executable, "-m", "flake8_no_apex"]
+SERVER = [*TOOL, "server"]
+# the children's environment: bytecode written and read in a cache of the run's own (main() sets it)
+ENV = dict(os.environ)
 
 
 def measure(command: Sequence[str], cwd: Path) -> Tuple[float, float, float]:
     """(CPU seconds, wall seconds, peak MiB) of one run, from the kernel's account of the child."""
     with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a chatty command cannot block on it
         start = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors)
+        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors, env=ENV)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
         if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: `fix --diff` would change files
@@ -116,22 +134,32 @@ def copies(tree: Path, count: int, into: Path) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tree", nargs="?", type=Path)
+    parser.add_argument("--wide", type=Path, help="the large tree (default: transformers 5.25 from PyPI)")
     parser.add_argument("--runs", type=int, default=5, help="pairs per comparison (default: 5)")
     args = parser.parse_args()
     if importlib.util.find_spec("flake8_no_apex") is None:
         sys.exit("flake8-no-apex is not installed in this Python: pip install -e . first")
     tree = (args.tree or corpus.ensure() or sys.exit("no tree given and the corpus could not be downloaded"))
-    tree = tree.resolve()
-    files = sorted(tree.rglob("*.py"))
-    lines = sum(path.read_bytes().count(b"\n") for path in files)
-    print(f"tree: {tree} ({len(files)} files, {lines} lines), {args.runs} pairs per line, medians")
+    wide = (args.wide or corpus.ensure("transformers", "5.25.0") or sys.exit("the wide tree could not be downloaded"))
+    tree, wide = tree.resolve(), wide.resolve()
+    for name, where in (("tree", tree), ("wide tree", wide)):
+        files = sorted(where.rglob("*.py"))
+        lines = sum(path.read_bytes().count(b"\n") for path in files)
+        print(f"{name}: {where} ({len(files)} files, {lines} lines)")
+    print(f"{args.runs} pairs per line, medians; Python {sys.version.split()[0]}, {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        ENV["PYTHONPYCACHEPREFIX"] = str(work / "bytecode")
+        yardstick = ruff()
+        if importlib.util.find_spec("pygls") is None:
+            print("pygls is not installed: no server rows (pip install -e '.[server]')")
+        else:
+            server_rows(work, tree, yardstick, args.runs)
         cache = work / "cache"
         cold = [*TOOL, "check", "--exit-zero", "--no-cache", str(tree)]
         warm = [*TOOL, "check", "--exit-zero", "--cache-dir", str(cache), str(tree)]
-        subprocess.run(warm, cwd=work, capture_output=True)  # fills the cache
-        yardstick = ruff()
+        subprocess.run(warm, cwd=work, capture_output=True, env=ENV)  # fills the cache
         if yardstick:
             one_rule = [*yardstick, "check", "--select", "NPY201", "--no-cache", "--exit-zero", "--quiet", str(tree)]
             for name, command in (("cold check", cold), ("warm check", warm)):
@@ -139,9 +167,14 @@ def main() -> None:
                 print(f"{name} / ruff --select NPY201: CPU {cpu:.2f}x, wall {wall:.2f}x (peak {peak:.0f} MiB)")
         else:
             print("ruff is not installed: no yardstick (pip install ruff)")
-        diff = [*TOOL, "fix", "--diff", str(tree)]
-        cpu, wall, _ = paired(diff, cold, args.runs, work)
-        print(f"fix --diff / cold check: CPU {cpu:.2f}x, wall {wall:.2f}x")
+        for name, where in (("", tree), (", the wide tree", wide)):
+            cpu, wall, _ = paired([*TOOL, "fix", "--diff", str(where)],
+                                  [*TOOL, "check", "--exit-zero", "--no-cache", str(where)], args.runs, work)
+            print(f"fix --diff / cold check{name}: CPU {cpu:.2f}x, wall {wall:.2f}x")
+        cpu, wall, _ = paired([*TOOL, "check", "-j", "2", "--exit-zero", "--no-cache", str(wide)],
+                              [*TOOL, "check", "-j", "1", "--exit-zero", "--no-cache", str(wide)], args.runs, work)
+        print(f"check -j 2 / -j 1, the wide tree: CPU {cpu:.2f}x, wall {wall:.2f}x")
+
         compiled = work / "compiled" / tree.name
         shutil.copytree(tree, compiled, ignore=shutil.ignore_patterns("__pycache__"))
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(compiled)], check=True, capture_output=True)
@@ -158,7 +191,8 @@ def main() -> None:
             cpu, wall, _ = paired([sys.executable, "-m", "flake8", *options],
                                   [sys.executable, "-c", WITHOUT_PLUGIN, *options], runs, work)
             shares = [float(subprocess.run([sys.executable, "-c", PLUGIN_SHARE, *options], cwd=work, check=True,
-                                           capture_output=True, text=True).stdout.split()[-1]) for _ in range(runs)]
+                                           capture_output=True, text=True, env=ENV).stdout.split()[-1])
+                      for _ in range(runs)]
             print(f"flake8 -j1 with the plugin / without it, on {name}: CPU {cpu:.3f}x, wall {wall:.3f}x; "
                   f"the plugin's own share of a run: {1 + statistics.median(shares):.3f}x")
 
@@ -170,6 +204,61 @@ def main() -> None:
         print(f"cold check of 4 copies / of 1: CPU {scale_cpu:.2f}x (linear: 4x), "
               f"peak memory {peak_four:.0f} / {peak_one:.0f} MiB")
     print(f"fix of 4,000 fixes / of 500 fixes: {fix_seconds(4000) / fix_seconds(500):.1f}x (linear: 8x)")
+
+
+def server_rows(work: Path, tree: Path, yardstick: List[str], runs: int) -> None:
+    """The language server: opening a module with thousands of findings, vs a check of it; a
+    keystroke in a large real module, vs ruff's server on the same keystroke."""
+    # (not imported here: a child's peak memory starts from this process's, pygls included)
+    asked = "import flake8_no_apex.server as s; print(getattr(s, 'DEBOUNCE', 0))"  # (0: a checkout before it)
+    debounce = float(subprocess.run([sys.executable, "-c", asked], capture_output=True, text=True, check=True).stdout)
+    big = work / "editor" / "big.py"
+    big.parent.mkdir()
+    scalers = (f"def scaler{i}():\n    return torch.cuda.amp.GradScaler()\n\n" for i in range(3000))
+    big.write_text("import torch\n" + "".join(scalers))
+    opened, checked = [], []
+    for _ in range(runs + 1):  # the first pair warms up
+        client = LanguageClient(SERVER, big.parent, ENV)
+        start_cpu, start = client.cpu(), time.perf_counter()
+        found = client.open(big.as_uri(), big.read_text())
+        opened.append((client.cpu() - start_cpu, time.perf_counter() - start))
+        client.close()
+        checked.append(measure([*TOOL, "check", "--exit-zero", "--no-cache", str(big)], work)[:2])
+    lines = big.read_text().count("\n")
+    cpu, wall = _median_ratio(opened[1:], checked[1:], 0), _median_ratio(opened[1:], checked[1:], 1)
+    print(f"server: open {lines} lines, {len(found)} findings / check --no-cache of the file: "
+          f"CPU {cpu:.2f}x, wall {wall:.2f}x")
+    if not yardstick:
+        return
+    parts = [tree / "pytorch_lightning" / "trainer" / "trainer.py",
+             tree / "pytorch_lightning" / "trainer" / "connectors" / "accelerator_connector.py"]
+    if not all(part.is_file() for part in parts):
+        print("server: no keystroke row (TREE is not pytorch-lightning 1.8)")
+        return
+    module = work / "editor" / "module.py"
+    module.write_text("".join(part.read_text() for part in parts))
+    text = module.read_text()
+    line = text.count("\n") // 2
+    column = len(text.splitlines()[line])
+    edits = 20
+    ours, theirs = [], []
+    for _ in range(runs + 1):
+        for command, into in ((SERVER, ours), ([*yardstick, "server"], theirs)):
+            client = LanguageClient(command, module.parent, ENV)
+            client.open(module.as_uri(), text)
+            start_cpu, start = client.cpu(), time.perf_counter()
+            for version in range(2, edits + 2):  # a space typed at the end of a line, awaiting each publish
+                client.insert(module.as_uri(), version, line, column + version - 2, " ")
+            into.append(((client.cpu() - start_cpu) / edits, (time.perf_counter() - start) / edits))
+            client.close()
+    print(f"server: a keystroke in {text.count(chr(10))} lines, to its diagnostics / ruff server's: "
+          f"CPU {_median_ratio(ours[1:], theirs[1:], 0):.2f}x ({statistics.median(c for c, _ in ours[1:]) * 1000:.0f} "
+          f"vs {statistics.median(c for c, _ in theirs[1:]) * 1000:.0f} ms), "
+          f"wall {_median_ratio(ours[1:], theirs[1:], 1):.2f}x (ours waits {debounce * 1000:.0f} ms for the next key)")
+
+
+def _median_ratio(a: List[Tuple[float, float]], b: List[Tuple[float, float]], field: int) -> float:
+    return statistics.median(x[field] / max(y[field], 1e-9) for x, y in zip(a, b))
 
 
 def fix_seconds(fixes: int, repeat: int = 3) -> float:
