@@ -7,6 +7,7 @@ project on torch 2.1 is pointed at `torch.cuda.amp.GradScaler()`, which it has, 
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Dict, Mapping, Optional, Tuple
 
 from packaging.version import Version
@@ -79,4 +80,14 @@ def pick(steps: Tuple[Tuple[Optional[str], str], ...], floor: Optional[Version])
 def spell(floors: Mapping[str, Version]) -> Dict[str, str]:
     """Every spelling, for a project whose oldest supported releases are `floors`
     (a library missing from it: its newest release)."""
-    return {name: pick(steps, floors.get(library)) for name, (library, steps) in SPELLINGS.items()}
+    return dict(_spelled(tuple(sorted((library, floors[library]) for library in _LIBRARIES if library in floors))))
+
+
+_LIBRARIES = frozenset(library for library, _ in SPELLINGS.values())
+
+
+@lru_cache(maxsize=64)
+def _spelled(floors: Tuple[Tuple[str, Version], ...]) -> Dict[str, str]:
+    """`spell` of the floors of the spelled libraries (a module's every finding asks: once per floors)."""
+    given = dict(floors)
+    return {name: pick(steps, given.get(library)) for name, (library, steps) in SPELLINGS.items()}
