@@ -36,7 +36,8 @@ def reparsed(tree: ast.Module, before: Source, edits: Sequence[TextEdit], after:
     """`ast.parse(after.text)`, made from `tree` (`ast.parse(before.text)`, changed in place) by
     parsing the statements the edits are in; None, with `tree` as it was, when the module must
     be parsed whole."""
-    if any(any(b in edit.text or b in before.text[edit.start:edit.end] for b in _LINE_BREAKS) for edit in edits):
+    if any(any(b in edit.text or b in before.text[edit.start:edit.end] for b in _LINE_BREAKS + ("\f",))
+           for edit in edits):  # (a form feed in an indentation resets its column: `    \felse:` is at 0)
         return None
     if "barry_as_FLUFL" in before.text or "barry_as_FLUFL" in after.text:  # `<>`: the grammar of the whole module
         return None
@@ -148,6 +149,8 @@ def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast
     nested = bool(around)
     if nested and start_line < 2:
         return None
+    if nested and _indentation(before, start_line) != _indentation(after, start_line):
+        return None  # under `if 1:` any indentation parses; in the module, the block's own must
     shift = start_line - (2 if nested else 1)  # the lines in front of the statements (and of the `if 1:`)
     padded = shift <= _PADDING * (end_line - start_line + 1)
     try:
@@ -155,14 +158,16 @@ def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast
     except (SyntaxError, ValueError, RecursionError):
         return None
     if nested:
-        if len(module.body) != 1 or not isinstance(module.body[0], ast.If):
-            return None
+        if len(module.body) != 1 or not isinstance(module.body[0], ast.If) or module.body[0].orelse:
+            return None  # (an `else:` the statement's lines dedent to is the wrapper's, not theirs)
         new = module.body[0].body
     else:
         new = module.body
     if not padded:
         for statement in new:
             ast.increment_lineno(statement, shift)
+    if new and _start(new[0]) != _start(block[first]):
+        return None  # a header made a comment (`#with ...:`): its body would stand alone, indented
     ending: List[ast.AST] = []
     if nested and last == len(block) - 1:  # the statements around end with it, at the line's last token
         old_end = (block[last].end_lineno, block[last].end_col_offset)
@@ -175,6 +180,18 @@ def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast
                 break
             ending.append(node)
     return new, ending
+
+
+def _start(statement: ast.stmt) -> Tuple[int, int]:
+    """Where a statement begins, its decorators included."""
+    decorators = getattr(statement, "decorator_list", None)
+    start = decorators[0] if decorators else statement
+    return start.lineno, start.col_offset
+
+
+def _indentation(source: Source, line: int) -> str:
+    text = source.line(line)
+    return text[:len(text) - len(text.lstrip(" \t\f"))]
 
 
 def _ends_line(source: Source, line: int, column: int) -> bool:

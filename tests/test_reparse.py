@@ -144,6 +144,27 @@ def test_indentation_with_tabs_and_form_feeds():
     assert_spliced("def f():\n    pass\n\x0c\ndef g():\n    return Old()\n", ("Old", "New"))
 
 
+def test_a_space_typed_in_front_of_an_indented_statement_parses_the_module_whole():
+    """Alone under `if 1:` the statement parses at any indentation; in its block it does not."""
+    text = "def f():\n    a = 1\n    b = 2\n"
+    at = text.index("b = 2")
+    for edit in (TextEdit(at, at, " "), TextEdit(at - 1, at, ""), TextEdit(at - 1, at, "\t")):
+        before = Source(text)
+        assert reparsed(ast.parse(text), before, [edit], Source(before.apply([edit]))) is None
+
+
+def test_keystrokes_that_break_the_block_around_parse_the_module_whole():
+    """Found by typing at random (the server's keystrokes): a header made a comment leaves its
+    body indented alone; a form feed in front of `else:` puts it at column 0, where under the
+    `if 1:` of a statement parsed alone it would be the wrapper's `else`."""
+    text = ("def f():\n    with open(p) as handle:\n        path = 1\n"
+            "    if a:\n        b = 1\n    else:\n        b = 2\n")
+    for at, key in ((text.index("with"), "#"), (text.index("else"), "\f")):
+        edit = TextEdit(at, at, key)
+        before = Source(text)
+        assert reparsed(ast.parse(text), before, [edit], Source(before.apply([edit]))) is None
+
+
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="match")
 def test_match_cases():
     text = "match x:\n    case 1:\n        y = Old()\n    case _:\n        y = Old()\n"
