@@ -7,6 +7,7 @@ cells are analysed together, each cell's diagnostics published on the cell. Need
 `pip install 'flake8-no-apex[server]'`."""
 from __future__ import annotations
 
+import ast
 import asyncio
 import gc
 import os
@@ -28,8 +29,9 @@ from .inputs import kind_of
 from .files import discover
 from .fixer import FixError
 from .project import ProjectImports
+from .reparse import reparsed
 from .report import DOCS, rule_url
-from .table import Finding, Grade, Plan
+from .table import Finding, Grade, Plan, TextEdit
 from .targets import TargetError
 
 SOURCE = "flake8-no-apex"
@@ -85,6 +87,9 @@ class NoApexServer(LanguageServer):
         self.root = Path.cwd()
         self.session = Session(Settings())
         self.analyses: Dict[str, Analysis] = {}  # uri -> the analysis of the version last published
+        # uri -> a Python module's text as last analysed and its tree, which the next change's
+        # is made from (in place: only the newest analysis may read it)
+        self.trees: Dict[str, Tuple[Source, ast.Module]] = {}
         self.published: Dict[str, List[types.Diagnostic]] = {}  # uri -> its diagnostics, one per finding
         self.links: Dict[str, str] = {}  # a rule's URL -> the link the editor opens
         self.notebooks: Dict[str, "NotebookView"] = {}  # notebook uri -> its cells as last analysed
@@ -126,10 +131,31 @@ class NoApexServer(LanguageServer):
         # a lone surrogate (half of a pair being typed) cannot be encoded: read as U+FFFD, one
         # code point and one UTF-16 unit as it is, so every position stays where it was
         text = _LONE_SURROGATE.sub("\ufffd", document.source) if _has_lone_surrogate(document.source) else None
+        text = text or document.source
+        tree = self.tree_of(document.uri, text) if (kind or kind_of(path).name) == PYTHON else None
         try:
-            return self.session.analyse(Document(path, text or document.source, named=True, kind=kind))
+            return self.session.analyse(Document(path, text, named=True, kind=kind, tree=tree))
         except AnalysisError:
+            self.trees.pop(document.uri, None)
             return None
+
+    def tree_of(self, uri: str, text: str) -> Optional[ast.Module]:
+        """The module's tree: made from the last one by parsing again only the statements a
+        change is in (reparse.py, as `fix` does for the text it wrote; a keystroke mostly), else
+        parsed whole; None where the text does not parse (the analysis says why)."""
+        last = self.trees.pop(uri, None)
+        tree = None
+        if last is not None:
+            before, old = last
+            edit = _change(before.text, text)
+            tree = old if edit is None else reparsed(old, before, [edit], Source(text))
+        if tree is None:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return None
+        self.trees[uri] = (Source(text), tree)
+        return tree
 
     def publish(self, document: TextDocument) -> None:
         if document.uri in self.cell_notebook:  # a notebook's cell: its notebook is analysed
@@ -371,6 +397,7 @@ def build() -> NoApexServer:
     def did_close(ls: NoApexServer, params: types.DidCloseTextDocumentParams) -> None:
         ls.analyses.pop(params.text_document.uri, None)
         ls.published.pop(params.text_document.uri, None)
+        ls.trees.pop(params.text_document.uri, None)
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri,
                                                                             diagnostics=[]))
 
@@ -444,6 +471,31 @@ def _fix_all(ls: NoApexServer, document: TextDocument, analysis: Analysis) -> Li
     whole = types.Range(types.Position(0, 0), positions_of(document, analysis.source).at(len(document.source)))
     return [types.CodeAction(title=f"{SOURCE}: fix all safely fixable findings", kind=FIX_ALL,
                              edit=types.WorkspaceEdit(changes={document.uri: [types.TextEdit(whole, result.text)]}))]
+
+
+def _change(before: str, after: str) -> Optional[TextEdit]:
+    """One edit that turns `before` into `after` (what lies between their common start and
+    common end), None when they are equal. The common parts are found by halving: each step
+    compares slices in C."""
+    if before == after:
+        return None
+    limit = min(len(before), len(after))
+    low, high = 0, limit  # the common start is at least low characters long, at most high
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[low:middle] == after[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    start = low
+    low, high = 0, limit - start  # the common end, not overlapping the common start
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[len(before) - middle:len(before) - low] == after[len(after) - middle:len(after) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return TextEdit(start, len(before) - low, after[start:len(after) - low])
 
 
 def serve() -> int:

@@ -4,6 +4,8 @@ answered from the published diagnostics."""
 from __future__ import annotations
 
 import asyncio
+import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -11,6 +13,7 @@ from lsprotocol import types
 from pygls.workspace import PositionCodec, TextDocument, Workspace
 
 from flake8_no_apex.edits import Source
+from flake8_no_apex.engine import AnalysisError, Document, Session
 from flake8_no_apex.server import NoApexServer, Positions
 
 # Line breaks for LSP are \n, \r\n and \r only; str.splitlines (which pygls' documents use) also
@@ -106,3 +109,53 @@ def test_code_actions_come_from_the_published_analysis(server, tmp_path):
     assert action.diagnostics == [server.published[uri][0]] and action.is_preferred
     assert _quick_fixes(server, document, analysis, types.Range(types.Position(2, 0), types.Position(2, 0))) == []
     server.session.analyse = analyse
+
+
+_FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("*.py")) + \
+    sorted((Path(__file__).parent / "apex_migration").glob("*.py"))
+_KEYS = [" ", "\t", "x", "_", ":", "(", ")", '"', "#", ".", "=", ",", "\\"]
+
+
+def _seen(analysis):
+    """What a client is given of an analysis: each finding and its plan's edits and grade."""
+    if analysis is None:
+        return None
+    plans = analysis.plans
+    return [(f.code, f.line, f.col, f.message, p and (p.grade, p.edits)) for f, p in zip(analysis.findings, plans)]
+
+
+@pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")  # the keys make `\i`, `1()`
+@pytest.mark.parametrize("path", _FIXTURES, ids=lambda p: p.name)
+def test_keystrokes_analysed_from_the_last_tree_say_what_a_whole_parse_says(server, tmp_path, path):
+    """Differential: a document changed a key at a time (typed, deleted, Enter; anywhere, in front
+    of statements too; a key that breaks the syntax taken back by the next change) is analysed
+    from its last tree as from a parse of the whole text: the same findings, plans and failures.
+    Most keystrokes are made with a splice, so the test sees them."""
+    rng = random.Random(path.name)
+    uri = (tmp_path / path.name).as_uri()
+    text = path.read_text()
+    document = _open(server, uri, text)
+    server.analyse(document)
+    fresh = Session(server.session.settings)
+    spliced = broken = 0
+    good = text
+    for version in range(2, 32):
+        if text != good:  # the last key broke the syntax: taken back
+            text = good
+        else:
+            at = rng.randrange(len(text) + 1)
+            key = rng.choice(_KEYS + ["\n"] if rng.random() < 0.1 else _KEYS)
+            text = text[:at] + text[at + 1:] if rng.random() < 0.3 and at < len(text) else text[:at] + key + text[at:]
+        server.workspace.update_text_document(types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                                              types.TextDocumentContentChangeWholeDocument(text=text))
+        last = server.trees.get(uri)
+        mine = server.analyse(document)
+        try:
+            theirs = fresh.analyse(Document(Path(tmp_path / path.name), text, named=True, kind="python"))
+            good = text
+        except AnalysisError:
+            theirs = None
+            broken += 1
+        assert _seen(mine) == _seen(theirs), (version, text)
+        spliced += last is not None and server.trees.get(uri, (None, None))[1] is last[1]
+    assert spliced >= 3 and broken  # the splices were tried, and so were failures
