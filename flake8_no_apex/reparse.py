@@ -63,9 +63,15 @@ def reparsed(tree: ast.Module, before: Source, edits: Sequence[TextEdit], after:
     return tree
 
 
-def _first_line(statement: ast.stmt) -> int:
+def _start(statement: ast.stmt) -> Tuple[int, int]:
+    """Where a statement begins, its decorators included."""
     decorators = getattr(statement, "decorator_list", None)
-    return decorators[0].lineno if decorators else statement.lineno
+    start = decorators[0] if decorators else statement
+    return start.lineno, start.col_offset
+
+
+def _first_line(statement: ast.stmt) -> int:
+    return _start(statement)[0]
 
 
 def _blocks(statement: ast.AST) -> List[Tuple[List[ast.stmt], Tuple[ast.AST, ...]]]:
@@ -119,11 +125,10 @@ def _alone(candidate: Slice, source: Source, edit: TextEdit) -> bool:
     `else: x = 1`) and are not a continuation of the line before; the edit must be in them."""
     block, first, _, _ = candidate
     statement = block[first]
-    decorators = getattr(statement, "decorator_list", None)
-    start = decorators[0] if decorators else statement
-    line = start.lineno
-    begins = source.offset(line, start.col_offset)
-    if source.text[source.line_start(line):begins].strip() not in ("", "@" if decorators else ""):
+    line, column = _start(statement)
+    begins = source.offset(line, column)
+    sign = "@" if getattr(statement, "decorator_list", None) else ""  # what may stand in front of it
+    if source.text[source.line_start(line):begins].strip() not in ("", sign):
         return False
     if edit.start < begins:
         return False
@@ -180,13 +185,6 @@ def _replacement(block: List[ast.stmt], first: int, last: int, around: Tuple[ast
                 break
             ending.append(node)
     return new, ending
-
-
-def _start(statement: ast.stmt) -> Tuple[int, int]:
-    """Where a statement begins, its decorators included."""
-    decorators = getattr(statement, "decorator_list", None)
-    start = decorators[0] if decorators else statement
-    return start.lineno, start.col_offset
 
 
 def _indentation(source: Source, line: int) -> str:
