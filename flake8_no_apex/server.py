@@ -130,32 +130,34 @@ class NoApexServer(LanguageServer):
         kind = PYTHON if document.language_id == "python" else None
         # a lone surrogate (half of a pair being typed) cannot be encoded: read as U+FFFD, one
         # code point and one UTF-16 unit as it is, so every position stays where it was
-        text = _LONE_SURROGATE.sub("\ufffd", document.source) if _has_lone_surrogate(document.source) else None
-        text = text or document.source
+        text = document.source
+        if _has_lone_surrogate(text):
+            text = _LONE_SURROGATE.sub("\ufffd", text)
         tree = self.tree_of(document.uri, text) if (kind or kind_of(path).name) == PYTHON else None
         try:
-            return self.session.analyse(Document(path, text, named=True, kind=kind, tree=tree))
+            analysis = self.session.analyse(Document(path, text, named=True, kind=kind, tree=tree))
         except AnalysisError:
-            self.trees.pop(document.uri, None)
             return None
+        if tree is not None:  # the next change's tree is made from this one, against this text's lines
+            self.trees[document.uri] = (analysis.source, tree)
+        return analysis
 
     def tree_of(self, uri: str, text: str) -> Optional[ast.Module]:
         """The module's tree: made from the last one by parsing again only the statements a
         change is in (reparse.py, as `fix` does for the text it wrote; a keystroke mostly), else
-        parsed whole; None where the text does not parse (the analysis says why)."""
+        parsed whole; None where the text does not parse (the analysis says why). The last
+        tree is taken: changed in place, it is only this text's."""
         last = self.trees.pop(uri, None)
-        tree = None
         if last is not None:
             before, old = last
             edit = _change(before.text, text)
             tree = old if edit is None else reparsed(old, before, [edit], Source(text))
-        if tree is None:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                return None
-        self.trees[uri] = (Source(text), tree)
-        return tree
+            if tree is not None:
+                return tree
+        try:
+            return ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
 
     def publish(self, document: TextDocument) -> None:
         if document.uri in self.cell_notebook:  # a notebook's cell: its notebook is analysed
