@@ -1,6 +1,6 @@
 """`python -m flake8_no_apex`: the same as the `flake8-no-apex` command."""
 import sys
 
-from .cli import main
+from .cli import command
 
-sys.exit(main())
+sys.exit(command())

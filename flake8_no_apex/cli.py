@@ -16,6 +16,7 @@ from .files import STDIN, Candidate, Decoded, InputError, discover, read, termin
 from .baseline import new_findings, read_baseline, write_baseline
 from .cache import DEFAULT_DIRECTORY, Cache, content_hash
 from .codes import CODES, DEFAULT_OFF
+from .collector import collect_less, paused
 from .targets import MetadataWarning, TargetError, parse_option
 
 if TYPE_CHECKING:  # the engine is imported when a file must be analysed (not on a warm cached run)
@@ -104,6 +105,7 @@ def _start_worker(settings: Settings) -> None:
 
     _quiet_compiler()
     _WORKER = Session(settings)
+    collect_less()
 
 
 Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findings, the file's error, its stamp
@@ -113,7 +115,8 @@ def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes:
                stamped: bool = True, surveyed: Optional[Tuple[Decoded, bool]] = None) -> Outcome:
     path = candidate.path
     try:
-        found, stamp, problems = check_file(candidate, session or _WORKER, fixes, stamped, surveyed)
+        with paused():
+            found, stamp, problems = check_file(candidate, session or _WORKER, fixes, stamped, surveyed)
         return found, "\n".join(problems) or None, stamp
     except InputError as error:
         return [], str(error), None
@@ -454,7 +457,8 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
         for candidate in candidates:
             path = candidate.path
             try:
-                fix_file(candidate, args, session, summary, out, report_to, roots)
+                with paused():
+                    fix_file(candidate, args, session, summary, out, report_to, roots)
             except InputError as error:
                 summary.errors.append(str(error))
                 print(f"flake8-no-apex: {error}", file=err)
@@ -692,6 +696,13 @@ def _quiet_compiler() -> None:
     warnings.filterwarnings("ignore", category=SyntaxWarning)
 
 
+def command() -> int:
+    """The `flake8-no-apex` command, in a process of its own: its collector is tuned first
+    (`main` is what tests and other programs call in theirs)."""
+    collect_less()
+    return main()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args, unknown = parser().parse_known_args(argv)
     if unknown:  # the subcommand's usage, not the top level's: `check --frobnicate`
@@ -710,4 +721,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command())

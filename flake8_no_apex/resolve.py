@@ -306,7 +306,7 @@ def _instance_attributes(cls: ast.ClassDef) -> FrozenSet[str]:
     return frozenset(found)
 
 
-def _nothing(node: ast.AST) -> None:
+def _nothing(walker: object, node: ast.AST) -> None:
     return None
 
 
@@ -357,7 +357,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self.in_annotation = 0  # depth inside annotations of parameters, returns and variables
         self.in_dual_path = 0  # depth inside a branch whose sibling uses the new spelling: never fixed
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
-        self._methods: Dict[type, Callable[[ast.AST], object]] = {}
+        self._methods: Dict[type, Callable[[object, ast.AST], object]] = {}
         self.bound_names: Set[str] = set()  # every name bound (or deleted) in any scope of the module
         # the strings of expressions whose strings may name things: annotations (`"Trainer"`)
         # and `__all__` values
@@ -372,12 +372,12 @@ class ScopeVisitor(ast.NodeVisitor):
     def visit(self, node: ast.AST):
         kind = type(node)
         method = self._methods.get(kind)
-        if method is None:
-            method = getattr(self, "visit_" + kind.__name__, None)
+        if method is None:  # the class's function, not a bound method: the walker holds no cycle
+            method = getattr(type(self), "visit_" + kind.__name__, None)
             if method is None:  # a node without children (`Load`, `Add`) has nothing to visit
-                method = self.generic_visit if kind._fields else _nothing
+                method = type(self).generic_visit if kind._fields else _nothing
             self._methods[kind] = method
-        return method(node)
+        return method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
         for name in node._fields:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import gc
 import os
 import re
 import warnings
@@ -22,6 +21,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from . import __version__
+from .collector import collect_less, paused
 from .config import ConfigError, Settings, load
 from .edits import Source
 from .engine import PYTHON, Analysis, AnalysisError, Document, Session
@@ -163,7 +163,8 @@ class NoApexServer(LanguageServer):
         if document.uri in self.cell_notebook:  # a notebook's cell: its notebook is analysed
             self.publish_notebook(self.cell_notebook[document.uri])
             return
-        analysis = self.analyse(document) if self.wanted(document) else None
+        with paused():  # a tree alive is not traversed while it is analysed
+            analysis = self.analyse(document) if self.wanted(document) else None
         if analysis is None:
             self.analyses.pop(document.uri, None)
             self.published.pop(document.uri, None)
@@ -503,12 +504,6 @@ def _change(before: str, after: str) -> Optional[TextEdit]:
 def serve() -> int:
     warnings.filterwarnings("ignore", category=SyntaxWarning)  # Python's, about the buffer: not findings
     server = build()
-    # Each analysis makes a tree of some 30 objects a line, all still alive when it ends: at the
-    # collector's default pace it traverses them many times over, and the server's own heap
-    # (pygls, lsprotocol) with them, a third of a change's time on a 3,000-line module. What
-    # the server holds from its start is left out of collections, and they come every 50,000
-    # allocations instead of 700 (mypy's remedy; cyclic garbage waits that much longer).
-    gc.freeze()
-    gc.set_threshold(50_000, 20, 20)
+    collect_less()  # the server's own heap (pygls, lsprotocol) included
     server.start_io()
     return 0

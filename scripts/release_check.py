@@ -50,7 +50,7 @@ def main() -> int:
         assert any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names)
         assert "flake8_no_apex/rules/apex_amp.py" in names and "flake8_no_apex/server.py" in names
         assert "APX = flake8_no_apex.plugin:Plugin" in entry_points
-        assert "flake8-no-apex = flake8_no_apex.cli:main" in entry_points
+        assert "flake8-no-apex = flake8_no_apex.cli:command" in entry_points
         assert not [n for n in names if n.startswith(("tests/", "conformance/", "scripts/"))]
         with tarfile.open(sdist) as archive:
             members = {Path(*Path(m).parts[1:]).as_posix() for m in archive.getnames()}

@@ -748,3 +748,34 @@ def test_the_text_formats_mark_as_fixable_exactly_what_json_gives_a_fix():
         assert [(m is None, m and m.grade) for m in marked] == [(p is None, p and p.grade) for p in planned]
         cleaned += sum(m is not None and m.edits != p.edits for m, p in zip(marked, planned))
     assert cleaned
+
+
+@pytest.mark.parametrize("fixes", [report.FIX_MARKS, report.FIX_EDITS])
+def test_an_analysis_leaves_no_cyclic_garbage(fixes):
+    """`check` and `fix` pause the collector while a file is analysed (collector.paused): what the
+    analysis made must then be freed by reference counting once it is dropped. A cycle (the
+    resolver once kept its own bound methods) left each file's whole tree for the collector."""
+    import gc
+
+    from flake8_no_apex.cli import _check_one
+    from flake8_no_apex.config import Settings
+    from flake8_no_apex.engine import Session
+    from flake8_no_apex.files import Candidate
+
+    session = Session(Settings())
+    candidates = [Candidate(EXAMPLE), *(Candidate(p) for p in sorted(FIXTURES.glob("*.py")))]
+    _check_one(candidates[0], session, fixes, stamped=False)  # what a first analysis loads and keeps
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        gc.collect()
+        for candidate in candidates:
+            found, error, _ = _check_one(candidate, session, fixes, stamped=False)
+            assert error is None
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        assert gc.collect() == 0, sorted({type(o).__name__ for o in gc.garbage})[:20]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if enabled:
+            gc.enable()
