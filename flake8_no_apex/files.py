@@ -52,15 +52,6 @@ class Exclusions:
         return self(path.name, os.path.abspath(path))
 
 
-def _wanted(path: Path, other_files: bool, docs: bool) -> bool:
-    """A file a walk checks: a Python module, or (`other_files`) a file any input kind walks."""
-    if not other_files:
-        return path.name.endswith(".py")
-    from .inputs import walked
-
-    return walked(path, docs)
-
-
 def _why(error: OSError) -> str:
     return error.strerror or str(error)
 
@@ -98,13 +89,18 @@ def _walk(root: Path, excluded: Exclusions, other_files: bool, docs: bool, error
     def unreadable(error: OSError) -> None:
         errors.append(f"{error.filename}: cannot read the directory: {_why(error)}")
 
+    from .inputs import walked
+
     for directory, subdirectories, names in os.walk(root, onerror=unreadable):
         absolute = os.path.abspath(directory)
         subdirectories[:] = sorted(d for d in subdirectories if not excluded(d, os.path.join(absolute, d)))
+        parent = Path(directory)  # a path is made for each file taken, from strings (a walk's cost was paths)
+        folder = parent.as_posix()
         for file in sorted(names):
-            path = Path(directory, file)
-            if _wanted(path, other_files, docs) and not excluded(file, os.path.join(absolute, file)):
-                yield Candidate(path, named=False)
+            # a Python module, or (`other_files`) a file any input kind walks
+            wanted = walked(file, folder, docs) if other_files else file.endswith(".py")
+            if wanted and not excluded(file, os.path.join(absolute, file)):
+                yield Candidate(parent / file, named=False)
 
 
 class Decoded(NamedTuple):

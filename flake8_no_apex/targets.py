@@ -7,6 +7,7 @@ bounds the project declares in its own metadata, found upward from each checked 
 """
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import sys
@@ -295,13 +296,18 @@ _ROOT, _BOUNDARY, _ABOVE = "root", "boundary", "above"
 
 def _kind_of_directory(directory: Path) -> str:
     """_ROOT: it holds project metadata; _BOUNDARY: a VCS root (or unsearchable), above which no
-    project of its files lies; _ABOVE: look in its parent."""
+    project of its files lies; _ABOVE: look in its parent. The directory is listed once (a stat
+    and two globs per directory were most of a warm run's search)."""
     try:
-        if any((directory / marker).is_file() for marker in _ROOT_MARKERS) or any(
-            next(directory.glob(pattern), None) for pattern in _REQUIREMENT_FILES[:2]
+        names = os.listdir(directory)
+    except OSError:  # searchable but not listable: the fixed names are tried, and no glob matches
+        names = [*_ROOT_MARKERS, ".git", ".hg"]
+    try:
+        if any(name in _ROOT_MARKERS and (directory / name).is_file() for name in names) or any(
+            fnmatch.filter(names, pattern) for pattern in _REQUIREMENT_FILES[:2]
         ):
             return _ROOT
-        if (directory / ".git").exists() or (directory / ".hg").exists():
+        if any(name in (".git", ".hg") and (directory / name).exists() for name in names):
             return _BOUNDARY
     except OSError:  # a directory we may not search: no project of ours above it
         return _BOUNDARY
@@ -343,8 +349,17 @@ class Detector:
         directory = os.path.dirname(filename)
         resolved = self._resolved.get(directory)
         if resolved is None:
-            resolved = self._resolved[directory] = Path(directory or ".").resolve()
+            resolved = self._resolved[directory] = self._resolve(directory)
         return self._root(resolved)
+
+    def _resolve(self, directory: str) -> Path:
+        """A directory's real path: its parent's, remembered, and its name, unless it is a link
+        (or `.`, `..`): a tree's directories then cost one `lstat` each, not one per part."""
+        parent, name = os.path.split(directory)
+        known = self._resolved.get(parent) if parent and parent != directory else None
+        if known is not None and name not in ("", ".", "..") and not os.path.islink(directory):
+            return known / name
+        return Path(directory or ".").resolve()
 
     def _root(self, directory: Path) -> Optional[Path]:
         """`project_root`, remembered for every directory on the way up (a tree's directories

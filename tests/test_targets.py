@@ -186,6 +186,44 @@ def test_links_are_followed_to_the_project_they_are_in(tmp_path, monkeypatch):
     assert detect("train.py").floors == {"torch": V("2.1")}
 
 
+def test_a_linked_directory_below_a_resolved_one_is_resolved_itself(tmp_path):
+    """Directories are resolved from their parent's real path, which a link among them breaks."""
+    write(tmp_path, "a/pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
+    write(tmp_path, "b/pyproject.toml", '[project]\ndependencies = ["torch>=2.3"]\n')
+    write(tmp_path, "a/lib/train.py", "")
+    write(tmp_path, "b/src/own.py", "")
+    write(tmp_path, "b/src/sub/deeper.py", "")
+    (tmp_path / "b" / "src" / "lib").symlink_to(tmp_path / "a" / "lib")
+    detect = Detector()
+    assert detect(str(tmp_path / "b" / "src" / "own.py")).floors == {"torch": V("2.3")}
+    assert detect(str(tmp_path / "b" / "src" / "sub" / "deeper.py")).floors == {"torch": V("2.3")}
+    assert detect(str(tmp_path / "b" / "src" / "lib" / "train.py")).floors == {"torch": V("2.1")}
+    assert detect.root_of(str(tmp_path / "b" / "src" / "sub" / ".." / "own.py")) == tmp_path / "b"
+
+
+@pytest.mark.parametrize("marker, is_root", [
+    ("requirements-dev.txt", True), ("constraints.txt", True), ("setup.py", True), ("setup.cfg", True),
+    ("requirements.in", False), ("Requirements.txt", False), ("pyproject.toml/", False),
+])
+def test_what_makes_a_directory_a_project_root(tmp_path, marker, is_root):
+    """The names `_kind_of_directory` reads from one listing: the metadata files (a directory of
+    that name is none), and the requirement globs, case-sensitive as pathlib's."""
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    if marker.endswith("/"):
+        (tmp_path / "repo" / "proj" / marker).mkdir(parents=True)
+    else:
+        write(tmp_path, f"repo/proj/{marker}", "torch>=2.1\n")
+    source = write(tmp_path, "repo/proj/train.py", "")
+    assert targets.project_root(source.parent) == (tmp_path / "repo" / "proj" if is_root else None)
+
+
+def test_a_worktree_whose_git_is_a_file_is_a_repository_root(tmp_path):
+    write(tmp_path, "pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
+    write(tmp_path, "worktree/.git", "gitdir: /elsewhere/.git/worktrees/x\n")
+    source = write(tmp_path, "worktree/train.py", "")
+    assert targets.project_root(source.parent) is None
+
+
 def test_search_stops_at_the_repository_root(tmp_path):
     write(tmp_path, "pyproject.toml", '[project]\ndependencies = ["torch>=2.1"]\n')
     (tmp_path / "repo" / ".git").mkdir(parents=True)

@@ -38,11 +38,12 @@ class Kind:
     comment: Optional[str] = "#"  # what starts a comment a `# noqa` can go in; None: baseline only
     fixed_after_modules = False  # fix it once the run's Python modules are fixed (what they import decides)
 
-    def claims(self, path: PurePath) -> bool:
-        """Whether a file of this name (and place) is of this kind."""
+    def claims(self, name: str, folder: str) -> bool:
+        """Whether a file of this name (and place: its directory, with `/` between the parts) is
+        of this kind. Strings, not paths: a walk asks every kind of every file."""
         raise NotImplementedError
 
-    def walked(self, path: PurePath, docs: bool) -> bool:
+    def walked(self, name: str, docs: bool) -> bool:
         """Whether a directory walk picks the file up (a file named on the command line is read
         whatever this says); `docs`: the user asked for the code in documentation too."""
         return True
@@ -72,13 +73,21 @@ def kinds() -> List[Kind]:
 def kind_of(path: PurePath) -> Kind:
     """The kind that reads a file: the first that claims it (Python claims every name, as flake8
     reads any file it is given as a module: standard input, a script without a suffix)."""
-    return next(kind for kind in kinds() if kind.claims(path))
+    return kind_named(path.name, path.parent.as_posix())
+
+
+def kind_named(name: str, folder: str) -> Kind:
+    """`kind_of` a file `name` in the directory `folder` (its parts joined by `/`)."""
+    for kind in kinds():
+        if kind.claims(name, folder):
+            return kind
+    raise AssertionError("the Python kind claims every file")
 
 
 def by_name(name: str) -> Kind:
     return next(kind for kind in kinds() if kind.name == name)
 
 
-def walked(path: PurePath, docs: bool = False) -> bool:
-    """Whether a directory walk checks this file."""
-    return kind_of(path).walked(path, docs)
+def walked(name: str, folder: str, docs: bool = False) -> bool:
+    """Whether a directory walk checks the file `name` in `folder` (its parts joined by `/`)."""
+    return kind_named(name, folder).walked(name, docs)

@@ -3,7 +3,6 @@ setup.cfg): apex pinned, the line dropped by the (unsafe) fix. setup.py is a Pyt
 requirement strings the Python kind reads too."""
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from . import Kind
@@ -23,8 +22,8 @@ class DependencyFile(Kind):
     name = "dependencies"
     fixed_after_modules = True  # a line that installs apex goes only if no module needs apex once fixed
 
-    def claims(self, path: PurePath) -> bool:
-        return is_dependency_file(path.name)
+    def claims(self, name: str, folder: str) -> bool:
+        return is_dependency_file(name)
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..dependency_files import check_dependencies, drop_line

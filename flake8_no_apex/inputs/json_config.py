@@ -4,7 +4,6 @@ finding a team keeps goes in a baseline (`check --baseline`)."""
 from __future__ import annotations
 
 import re
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from . import Kind
@@ -27,8 +26,8 @@ class JsonConfig(Kind):
     name = "json"
     comment = None
 
-    def claims(self, path: PurePath) -> bool:
-        return path.name.endswith(".json")
+    def claims(self, name: str, folder: str) -> bool:
+        return name.endswith(".json")
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..edits import Source

@@ -3,7 +3,6 @@ when the user asks (`--check-docs`, or `check-docs = true`) or names the file (`
 holds how)."""
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from . import Kind
@@ -18,10 +17,10 @@ SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".rest")
 class Markdown(Kind):
     name = "docs"
 
-    def claims(self, path: PurePath) -> bool:
-        return path.name.lower().endswith(SUFFIXES)
+    def claims(self, name: str, folder: str) -> bool:
+        return name.lower().endswith(SUFFIXES)
 
-    def walked(self, path: PurePath, docs: bool) -> bool:
+    def walked(self, name: str, docs: bool) -> bool:
         return docs
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":

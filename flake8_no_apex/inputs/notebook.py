@@ -2,7 +2,6 @@
 (`notebook_cells` holds how, imported when a notebook is read)."""
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Iterable, Tuple
 
 from . import Kind
@@ -16,8 +15,8 @@ if TYPE_CHECKING:
 class Notebook(Kind):
     name = "notebook"
 
-    def claims(self, path: PurePath) -> bool:
-        return path.name.endswith(".ipynb")
+    def claims(self, name: str, folder: str) -> bool:
+        return name.endswith(".ipynb")
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..notebook_cells import analyse

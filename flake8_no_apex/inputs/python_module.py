@@ -1,7 +1,6 @@
 """Python modules: what flake8 reads, and every file no other kind claims."""
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Iterable, Tuple
 
 from . import Kind
@@ -15,11 +14,11 @@ if TYPE_CHECKING:
 class PythonModule(Kind):
     name = "python"
 
-    def claims(self, path: PurePath) -> bool:
+    def claims(self, name: str, folder: str) -> bool:
         return True
 
-    def walked(self, path: PurePath, docs: bool) -> bool:
-        return path.name.endswith(".py")
+    def walked(self, name: str, docs: bool) -> bool:
+        return name.endswith(".py")
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..edits import Source

@@ -19,12 +19,11 @@ if TYPE_CHECKING:
     from ..report import Reported
 
 SHELL_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh")
-# CI configurations: (the folder a file must be in, or "", and its name pattern)
-_CI_FILES = ((".github/workflows", re.compile(r".*\.ya?ml$")), ("", re.compile(r"\.gitlab-ci\.ya?ml$")),
-             (".gitlab/ci", re.compile(r".*\.ya?ml$")), ("", re.compile(r"\.travis\.ya?ml$")),
-             ("", re.compile(r"azure-pipelines\.ya?ml$")), ("", re.compile(r"bitbucket-pipelines\.ya?ml$")),
-             (".circleci", re.compile(r"config\.ya?ml$")), (".buildkite", re.compile(r"pipeline\.ya?ml$")),
-             ("", re.compile(r"action\.ya?ml$")))
+# CI configurations: (the folder a file must be in, or "", and its name pattern), compiled by
+# `re` when a YAML file is first asked about (a walk of a tree without one compiles none)
+_CI_FILES = ((".github/workflows", r".*\.ya?ml"), ("", r"\.gitlab-ci\.ya?ml"), (".gitlab/ci", r".*\.ya?ml"),
+             ("", r"\.travis\.ya?ml"), ("", r"azure-pipelines\.ya?ml"), ("", r"bitbucket-pipelines\.ya?ml"),
+             (".circleci", r"config\.ya?ml"), (".buildkite", r"pipeline\.ya?ml"), ("", r"action\.ya?ml"))
 
 
 def is_dockerfile(name: str) -> bool:
@@ -32,17 +31,18 @@ def is_dockerfile(name: str) -> bool:
         (".Dockerfile", ".dockerfile"))
 
 
-def is_ci_file(path: PurePath) -> bool:
-    folder = path.parent.as_posix()
-    return any(pattern.fullmatch(path.name) and (not inside or folder.endswith(inside))
-               for inside, pattern in _CI_FILES)
+def is_ci_file(name: str, folder: str) -> bool:
+    """Whether the file `name` in `folder` (its parts joined by `/`) is a hosted CI's configuration."""
+    if not name.endswith((".yml", ".yaml")):  # every pattern's ending: most names stop here
+        return False
+    return any(re.fullmatch(pattern, name) and (not inside or folder.endswith(inside)) for inside, pattern in _CI_FILES)
 
 
 class Shell(Kind):
     name = "shell"
 
-    def claims(self, path: PurePath) -> bool:
-        return path.name.endswith(SHELL_SUFFIXES) or is_dockerfile(path.name) or is_ci_file(path)
+    def claims(self, name: str, folder: str) -> bool:
+        return name.endswith(SHELL_SUFFIXES) or is_dockerfile(name) or is_ci_file(name, folder)
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..edits import Source
@@ -80,7 +80,7 @@ def _located(path: PurePath, text: str, floors, index):
 
     if is_dockerfile(path.name):
         shell = dockerfile_commands(text)
-    elif is_ci_file(path):
+    elif is_ci_file(path.name, path.parent.as_posix()):
         shell = yaml_commands(text)
     else:
         shell = text

@@ -2,7 +2,6 @@
 know) and conda environments (apex pinned)."""
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from . import Kind
@@ -17,8 +16,8 @@ SUFFIXES = (".yaml", ".yml")
 class YamlConfig(Kind):
     name = "yaml"
 
-    def claims(self, path: PurePath) -> bool:
-        return path.name.endswith(SUFFIXES)
+    def claims(self, name: str, folder: str) -> bool:
+        return name.endswith(SUFFIXES)
 
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..dependency_files import check_conda, drop_line, is_conda_environment
