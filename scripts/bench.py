@@ -27,10 +27,15 @@ then:
 - peak memory of a cold `check`, and its CPU time and memory on 4 copies of TREE vs 1;
 - fixing a module with 4,000 fixes vs one with 500 (in this process; linear is 8x).
 
-The tool runs from bytecode, as an installed wheel does (pip compiles it; an editable install
-under PYTHONDONTWRITEBYTECODE would compile every module on every run): the children get a
-bytecode cache of their own. Run it on an idle machine if you can; pairing keeps the ratios
-meaningful on a busy one.
+The tool runs as `pip install '.[server]'` installs it: the bench builds it from CHECKOUT (by
+default this one) into a virtual environment of its own, with its dependencies from the package
+index, and runs its console script, so the interpreter's start is the product's, not this
+interpreter's site (an editable install's finder, a sandbox's `.pth` files: 40 ms on this
+project's machine, most of ruff's whole run). `--editable` runs `python -m flake8_no_apex` in
+this interpreter instead, as the bench did before. The children get a bytecode cache of their
+own. A line also shows the pure-Python floor of a cold check: starting Python, reading every
+module and `ast.parse` of those that pass the pre-filter, nothing else. Run it on an idle
+machine if you can; pairing keeps the ratios meaningful on a busy one.
 """
 from __future__ import annotations
 
@@ -85,8 +90,27 @@ except SystemExit:
     pass
 print(spent / time.process_time())
 """
-TOOL = [sys.executable, "-m", "flake8_no_apex"]
-SERVER = [*TOOL, "server"]
+# the product under test: an interpreter that has it, and its command (main() sets them)
+PYTHON = sys.executable
+TOOL = [PYTHON, "-m", "flake8_no_apex"]
+# the floor of a cold check: start Python, read every module, parse those the pre-filter passes
+FLOOR = """
+import ast, sys
+parsed = set(open(sys.argv[2], encoding="utf-8").read().splitlines())
+for path in open(sys.argv[1], encoding="utf-8").read().splitlines():
+    text = open(path, "rb").read()
+    if path in parsed:
+        ast.parse(text)
+"""
+# the modules of a tree that pass the product's pre-filter, one per line
+PASSING = """
+import sys
+from pathlib import Path
+from flake8_no_apex.engine import default_prefilter
+from flake8_no_apex.files import read
+passes = default_prefilter().may_match
+print("\\n".join(str(f) for f in sorted(Path(sys.argv[1]).rglob("*.py")) if passes(read(f).text)))
+"""
 # the children's environment: bytecode written and read in a cache of the run's own (main() sets it)
 ENV = dict(os.environ)
 
@@ -124,6 +148,28 @@ def ruff() -> List[str]:
     return [found] if found else []
 
 
+def installed(checkout: Path, work: Path) -> Path:
+    """A virtual environment holding the tool as `pip install '.[server]'` installs it from
+    `checkout` (pip compiles its bytecode); returns its interpreter."""
+    venv = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / ("Scripts" if os.name == "nt" else "bin") / "python"
+    done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           f"{checkout}[server]"], capture_output=True, text=True)
+    if done.returncode:
+        sys.exit(f"installing {checkout} failed:\n{done.stdout}{done.stderr}")
+    return python
+
+
+def floor_command(tree: Path, work: Path) -> Tuple[List[str], int]:
+    """The floor's command line for `tree`, and how many modules it parses."""
+    passing = subprocess.run([PYTHON, "-c", PASSING, str(tree)], capture_output=True, text=True, check=True,
+                             env=ENV).stdout
+    (work / "parsed.txt").write_text(passing, encoding="utf-8")
+    (work / "modules.txt").write_text("".join(f"{f}\n" for f in sorted(tree.rglob("*.py"))), encoding="utf-8")
+    return [PYTHON, "-c", FLOOR, str(work / "modules.txt"), str(work / "parsed.txt")], len(passing.splitlines())
+
+
 def copies(tree: Path, count: int, into: Path) -> Path:
     root = into / f"x{count}"
     for index in range(count):
@@ -136,8 +182,12 @@ def main() -> None:
     parser.add_argument("tree", nargs="?", type=Path)
     parser.add_argument("--wide", type=Path, help="the large tree (default: transformers 5.25 from PyPI)")
     parser.add_argument("--runs", type=int, default=5, help="pairs per comparison (default: 5)")
+    parser.add_argument("--checkout", type=Path, default=Path(__file__).resolve().parents[1],
+                        help="the source tree of the product to install and measure (default: this one)")
+    parser.add_argument("--editable", action="store_true",
+                        help="measure `python -m flake8_no_apex` in this interpreter, installing nothing")
     args = parser.parse_args()
-    if importlib.util.find_spec("flake8_no_apex") is None:
+    if args.editable and importlib.util.find_spec("flake8_no_apex") is None:
         sys.exit("flake8-no-apex is not installed in this Python: pip install -e . first")
     tree = (args.tree or corpus.ensure() or sys.exit("no tree given and the corpus could not be downloaded"))
     wide = (args.wide or corpus.ensure("transformers", "5.25.0") or sys.exit("the wide tree could not be downloaded"))
@@ -147,12 +197,20 @@ def main() -> None:
         lines = sum(path.read_bytes().count(b"\n") for path in files)
         print(f"{name}: {where} ({len(files)} files, {lines} lines)")
     print(f"{args.runs} pairs per line, medians; Python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    global PYTHON, TOOL
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         ENV["PYTHONPYCACHEPREFIX"] = str(work / "bytecode")
+        if args.editable:
+            print("the product: python -m flake8_no_apex, in this interpreter")
+        else:
+            PYTHON = str(installed(args.checkout.resolve(), work))
+            TOOL = [str(Path(PYTHON).with_name("flake8-no-apex"))]
+            print(f"the product: flake8-no-apex, installed from {args.checkout.resolve()} into a new virtual environment")
         yardstick = ruff()
-        if importlib.util.find_spec("pygls") is None:
+        has_server = subprocess.run([PYTHON, "-c", "import pygls"], capture_output=True).returncode == 0
+        if not has_server:
             print("pygls is not installed: no server rows (pip install -e '.[server]')")
         else:
             server_rows(work, tree, yardstick, args.runs)
@@ -165,6 +223,12 @@ def main() -> None:
             for name, command in (("cold check", cold), ("warm check", warm)):
                 cpu, wall, peak = paired(command, one_rule, args.runs, work)
                 print(f"{name} / ruff --select NPY201: CPU {cpu:.2f}x, wall {wall:.2f}x (peak {peak:.0f} MiB)")
+            floor, parsed = floor_command(tree, work)
+            floor_cpu, floor_wall, _ = paired(floor, one_rule, args.runs, work)
+            cpu, wall, _ = paired(cold, floor, args.runs, work)
+            print(f"the floor (start Python, read every module, ast.parse the {parsed} that pass the pre-filter) "
+                  f"/ ruff: CPU {floor_cpu:.2f}x, wall {floor_wall:.2f}x; cold check / the floor: CPU {cpu:.2f}x, "
+                  f"wall {wall:.2f}x")
         else:
             print("ruff is not installed: no yardstick (pip install ruff)")
         for name, where in (("", tree), (", the wide tree", wide)):
@@ -188,9 +252,9 @@ def main() -> None:
             shutil.copy(module, stdlib / module.name)
         for name, where, runs in (("the tree", tree, max(3, args.runs // 2)), ("the standard library", stdlib, 3)):
             options = ["--isolated", "-j1", "--exit-zero", "--format=%(code)s", str(where)]
-            cpu, wall, _ = paired([sys.executable, "-m", "flake8", *options],
-                                  [sys.executable, "-c", WITHOUT_PLUGIN, *options], runs, work)
-            shares = [float(subprocess.run([sys.executable, "-c", PLUGIN_SHARE, *options], cwd=work, check=True,
+            cpu, wall, _ = paired([PYTHON, "-m", "flake8", *options],
+                                  [PYTHON, "-c", WITHOUT_PLUGIN, *options], runs, work)
+            shares = [float(subprocess.run([PYTHON, "-c", PLUGIN_SHARE, *options], cwd=work, check=True,
                                            capture_output=True, text=True, env=ENV).stdout.split()[-1])
                       for _ in range(runs)]
             print(f"flake8 -j1 with the plugin / without it, on {name}: CPU {cpu:.3f}x, wall {wall:.3f}x; "
@@ -203,7 +267,8 @@ def main() -> None:
         _, _, peak_one = paired([*TOOL, "check", "--exit-zero", "--no-cache", str(one)], cold, 1, work)
         print(f"cold check of 4 copies / of 1: CPU {scale_cpu:.2f}x (linear: 4x), "
               f"peak memory {peak_four:.0f} / {peak_one:.0f} MiB")
-    print(f"fix of 4,000 fixes / of 500 fixes: {fix_seconds(4000) / fix_seconds(500):.1f}x (linear: 8x)")
+        fixes = subprocess.run([PYTHON, "-c", FIX_SECONDS], capture_output=True, text=True, check=True, env=ENV)
+        print(f"fix of 4,000 fixes / of 500 fixes: {float(fixes.stdout):.1f}x (linear: 8x)")
 
 
 def server_rows(work: Path, tree: Path, yardstick: List[str], runs: int) -> None:
@@ -211,14 +276,14 @@ def server_rows(work: Path, tree: Path, yardstick: List[str], runs: int) -> None
     keystroke in a large real module, vs ruff's server on the same keystroke."""
     # (not imported here: a child's peak memory starts from this process's, pygls included)
     asked = "import flake8_no_apex.server as s; print(getattr(s, 'DEBOUNCE', 0))"  # (0: a checkout before it)
-    debounce = float(subprocess.run([sys.executable, "-c", asked], capture_output=True, text=True, check=True).stdout)
+    debounce = float(subprocess.run([PYTHON, "-c", asked], capture_output=True, text=True, check=True).stdout)
     big = work / "editor" / "big.py"
     big.parent.mkdir()
     scalers = (f"def scaler{i}():\n    return torch.cuda.amp.GradScaler()\n\n" for i in range(3000))
     big.write_text("import torch\n" + "".join(scalers))
     opened, checked = [], []
     for _ in range(runs + 1):  # the first pair warms up
-        client = LanguageClient(SERVER, big.parent, ENV)
+        client = LanguageClient([*TOOL, "server"], big.parent, ENV)
         start_cpu, start = client.cpu(), time.perf_counter()
         found = client.open(big.as_uri(), big.read_text())
         opened.append((client.cpu() - start_cpu, time.perf_counter() - start))
@@ -243,7 +308,7 @@ def server_rows(work: Path, tree: Path, yardstick: List[str], runs: int) -> None
     edits = 20
     ours, theirs = [], []
     for _ in range(runs + 1):
-        for command, into in ((SERVER, ours), ([*yardstick, "server"], theirs)):
+        for command, into in (([*TOOL, "server"], ours), ([*yardstick, "server"], theirs)):
             client = LanguageClient(command, module.parent, ENV)
             client.open(module.as_uri(), text)
             start_cpu, start = client.cpu(), time.perf_counter()
@@ -261,17 +326,20 @@ def _median_ratio(a: List[Tuple[float, float]], b: List[Tuple[float, float]], fi
     return statistics.median(x[field] / max(y[field], 1e-9) for x, y in zip(a, b))
 
 
-def fix_seconds(fixes: int, repeat: int = 3) -> float:
-    """CPU time to fix a module with `fixes` independent fixes (the best of `repeat`)."""
-    from flake8_no_apex.fixer import fix_text
-
-    source = "import torch\n" + "".join(f"s{i} = torch.cuda.amp.GradScaler()\n" for i in range(fixes))
+# CPU time to fix a module with N independent fixes (the best of 3), 4,000 over 500
+FIX_SECONDS = """
+import time
+from flake8_no_apex.fixer import fix_text
+def seconds(fixes):
+    source = "import torch\\n" + "".join(f"s{i} = torch.cuda.amp.GradScaler()\\n" for i in range(fixes))
     times = []
-    for _ in range(repeat):
+    for _ in range(3):
         start = time.process_time()
         fix_text(source)
         times.append(time.process_time() - start)
     return min(times)
+print(seconds(4000) / seconds(500))
+"""
 
 
 if __name__ == "__main__":
