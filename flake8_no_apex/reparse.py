@@ -130,6 +130,8 @@ def _alone(candidate: Slice, source: Source, edit: TextEdit) -> bool:
     sign = "@" if getattr(statement, "decorator_list", None) else ""  # what may stand in front of it
     if source.text[source.line_start(line):begins].strip() not in ("", sign):
         return False
+    if isinstance(statement, ast.If) and source.text.startswith("elif", begins):
+        return False  # an `elif` is a clause of the `if` before it: its lines do not parse alone
     if edit.start < begins:
         return False
     return line == 1 or not source.line(line - 1).rstrip("\r\n").endswith("\\")

@@ -104,6 +104,16 @@ def test_a_clause_header_on_the_same_line_parses_the_statement_around_it():
     assert_spliced("if a: b = Old()\nc = 1\n", ("Old", "New"))
 
 
+def test_a_keystroke_in_an_elif_header_parses_the_if_statement_it_belongs_to():
+    """An `elif` is an `If` node of its own, but its lines only parse after its `if`: found
+    by the bench's keystroke, which landed on one and parsed a 3,124-line module whole."""
+    text = "def f(a):\n    if a:\n        b = 1\n    elif a > 1:\n        b = 2\n    else:\n        b = 3\n"
+    assert_spliced(text, ("a > 1:", "a > 1: "))
+    assert_spliced(text, ("a > 1", "a >= Old"))
+    assert_spliced("if a:\n    b = 1\nelif c:\n    b = 2\nelif d:\n    b = 3\n", ("d", "done"))
+    assert_spliced("def f():\n    elif_count = Old()\n    return elif_count\n", ("Old", "New"))
+
+
 def test_statements_sharing_a_line_are_parsed_together():
     assert_spliced("def f():\n    a = Old(); b = Old()\n    return a\n", ("Old", "N"), ("Old", "NewName"))
     assert_spliced("a = 1; b = Old(); c = 2\n", ("Old", "New"))
