@@ -359,6 +359,9 @@ class ScopeVisitor(ast.NodeVisitor):
         self.guarded = 0  # depth inside blocks that run on some paths only, in the current scope
         self._methods: Dict[type, Callable[[object, ast.AST], object]] = {}
         self.bound_names: Set[str] = set()  # every name bound (or deleted) in any scope of the module
+        # the names the module scope has bound to each dotted name, for `name_for` (a scan of the
+        # module's names per finding made a module of thousands of names quadratic)
+        self._module_names: Dict[str, Dict[str, None]] = {}
         # the strings of expressions whose strings may name things: annotations (`"Trainer"`)
         # and `__all__` values
         self.holder_strings: List[str] = []
@@ -456,7 +459,9 @@ class ScopeVisitor(ast.NodeVisitor):
             if binding.qualname != qualname:
                 return None
             return qualname if binding.bound_before(*at) else ""
-        for name, binding in self.scopes[0].items():
+        module = self.scopes[0]
+        for name in self._module_names.get(qualname, ()):  # in the module scope's own order (`bind`)
+            binding = module[name]
             if binding.qualname == qualname and self.lookup(name) is binding and binding.bound_before(*at):
                 return name
         return ""
@@ -493,6 +498,10 @@ class ScopeVisitor(ast.NodeVisitor):
         if binding.qualname and prior is not None and prior is not UNBOUND and prior.qualname != binding.qualname:
             binding = Binding(None, statement=binding.statement, guarded=binding.guarded)  # still tracks uses
         scope[name] = binding
+        if binding.qualname and scope is self.scopes[0]:
+            # (what the module scope holds was bound here; a name that meant anything else first
+            # never means a dotted name again, so these names come in the scope's order)
+            self._module_names.setdefault(binding.qualname, {})[name] = None
 
     # --- binding statements -----------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from flake8_no_apex.checker import Checker
 from flake8_no_apex.fixer import _named_in_strings
@@ -227,3 +228,36 @@ def test_the_resolver_records_every_literal_written_over_several_lines():
         assert joined == set(map(id, checker.joined_strings))
         checked += bool(expected)
     assert checked > 20
+
+
+class _NameForAtEveryMarker(Checker):
+    """At each `marker()` statement: `name_for` of torch.amp, and what a scan of the module's
+    names in their order (the definition: the first that refers to it by then) gives there."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers: List[Tuple[object, object]] = []
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        at = (node.lineno, node.col_offset)
+        if self.lookup("torch.amp") is None:
+            scanned = next((name for name, binding in self.scopes[0].items() if binding.qualname == "torch.amp"
+                            and self.lookup(name) is binding and binding.bound_before(*at)), "")
+            self.answers.append((self.name_for("torch.amp", at), scanned))
+        self.generic_visit(node)
+
+
+_STATEMENTS = ["import torch.amp as {0}", "from torch import amp as {0}", "{0} = 1", "import torch",
+               "if c:\n    import torch.amp as {0}", "try:\n    import torch.amp as {0}\nexcept ImportError:\n    {0} = 0",
+               "del {0}", "def f():\n    import torch.amp as {0}\n    marker()", "marker()"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_STATEMENTS), st.sampled_from("abc")), max_size=12))
+def test_the_name_for_a_module_is_the_first_of_the_module_names_bound_to_it(statements):
+    """`name_for` looks up the names bound to a module instead of scanning every name of the
+    module per finding (quadratic in a module of thousands of names): the same answer."""
+    text = "".join(form.format(name) + "\n" for form, name in statements) + "marker()\n"
+    walker = _NameForAtEveryMarker()
+    walker.run(ast.parse(text))
+    assert walker.answers and all(found == scanned for found, scanned in walker.answers)
