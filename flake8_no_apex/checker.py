@@ -9,7 +9,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, chain_root, instance_attributes, push_children
+from .resolve import ScopeVisitor, canonical, instance_attributes, push_children
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -89,6 +89,9 @@ class RuleIndex:
         self.attributes: Dict[str, List[Tuple[AttributeRead, Rule]]] = defaultdict(list)
         self.parameters: Dict[str, List[Tuple[Parameter, Rule]]] = defaultdict(list)
         self.shim_spellings = tuple(sorted({s for rule in rules for s in rule.shim_spellings}))
+        self._shim_names = frozenset(self.shim_spellings)
+        self._shim_prefixes = tuple(f"{s}." for s in self.shim_spellings)  # for str.startswith
+        self._module_of: Dict[str, Optional[Tuple[str, str, Rule]]] = {}  # `deprecated_module`'s answers
         # the Trainer's keyword rows by name: what a config's `trainer` section can set (YAML, a
         # Hydra override `trainer.precision=16`, `cfg.trainer.precision = 16`)
         self.trainer_settings: Dict[str, List[Tuple[Keyword, Rule]]] = defaultdict(list)
@@ -135,11 +138,19 @@ class RuleIndex:
         return hit
 
     def deprecated_module(self, qualname: str) -> Optional[Tuple[str, str, Rule]]:
-        """(deprecated module, replacement, rule) when `qualname` is or lies inside one."""
-        for prefix, replacement, rule in self._module_prefixes.get(qualname.split(".", 1)[0], ()):
-            if qualname == prefix or qualname.startswith(prefix + "."):
-                return prefix, replacement, rule
-        return None
+        """(deprecated module, replacement, rule) when `qualname` is or lies inside one; worked
+        out once per name (asked at every read of an imported name)."""
+        if qualname in self._module_of:
+            return self._module_of[qualname]
+        hit = next(((prefix, replacement, rule)
+                    for prefix, replacement, rule in self._module_prefixes.get(qualname.split(".", 1)[0], ())
+                    if qualname == prefix or qualname.startswith(prefix + ".")), None)
+        self._module_of[qualname] = hit
+        return hit
+
+    def is_shim_spelling(self, name: str) -> bool:
+        """Whether a dotted name is a new spelling a compatibility shim tests for, or inside one."""
+        return name in self._shim_names or name.startswith(self._shim_prefixes)
 
 
 @lru_cache(maxsize=None)
@@ -309,22 +320,33 @@ class Checker(ScopeVisitor):
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.Attribute):
-                names = [self.qualname(node) or ""]
-                root = chain_root(node)
+                attributes = []
+                root: ast.AST = node
+                while isinstance(root, ast.Attribute):
+                    attributes.append(root.attr)
+                    root = root.value
                 stack.append(root)  # `f(torch.amp.x).y`: the call may hold chains of its own
-                if roots is not None and isinstance(root, ast.Name):
-                    roots[root.id] = self.meaning(root.id)
+                if not isinstance(root, ast.Name):
+                    continue
+                meaning = self.meaning(root.id)
+                if roots is not None:
+                    roots[root.id] = meaning
+                if meaning is None:
+                    continue
+                names = [".".join([meaning, *reversed(attributes)])]  # the chain's qualname
             else:
                 push_children(node, stack)
                 continue
-            if any(n == new or n.startswith(new + ".") for n in names for new in self.index.shim_spellings):
+            if any(map(self.index.is_shim_spelling, names)):
                 return True
         return False
 
     # --- references -------------------------------------------------------------------
     def _use(self, qualname: Optional[str]) -> None:
-        if qualname and qualname.split(".")[0] in self.index.roots:
-            self._root_uses[qualname.split(".")[0]].append(qualname)
+        if qualname:
+            root = qualname.split(".", 1)[0]
+            if root in self.index.roots:
+                self._root_uses[root].append(qualname)
 
     def _symbol_reference(self, node: ast.AST, qualname: Optional[str], binding=None) -> bool:
         if qualname is None:
@@ -381,6 +403,16 @@ class Checker(ScopeVisitor):
         if self.in_annotation:
             self.hints.update(map(id, links))
         binding = self.lookup(root.id) if isinstance(root, ast.Name) else None
+        if binding is None or binding.qualname is None:  # no link names a library's symbol
+            attributes = self.index.attributes
+            for link in links:
+                if link.attr in attributes:
+                    self._attribute_read(link)
+            if binding is not None:
+                self._read_through(root, binding)  # (a binding without a name maintains no apex part)
+            elif not isinstance(root, ast.Name):
+                self.visit(root)
+            return
         qualnames: List[Optional[str]] = []  # of each link, innermost first
         qualname = binding.qualname if binding is not None else None
         for link in reversed(links):
@@ -447,8 +479,8 @@ class Checker(ScopeVisitor):
                     name = _literal(key)
                     for m, rule in self.index.keywords.get(name, ()) if isinstance(name, str) else ():
                         self._keyword(m, rule, key, name, value, callee, node, False)
-        for m, rule in self.index.positional:
-            if callee and len(node.args) > m.position and any(symbol_matches(s, callee) for s in m.callees):
+        for m, rule in self.index.positional if callee else ():
+            if len(node.args) > m.position and any(symbol_matches(s, callee) for s in m.callees):
                 arg = node.args[m.position]
                 if not isinstance(arg, ast.Starred):
                     self._keyword(m, rule, arg, m.name, arg, callee, node, False)

@@ -310,6 +310,17 @@ def _nothing(walker: object, node: ast.AST) -> None:
     return None
 
 
+# the fields of each node type that `generic_visit` walks: all but those that only ever hold a
+# node without children (`ctx`'s `Load`, an operator), which no visitor looks at: a tenth of the
+# visits of a module
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+_NODE_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _node_fields(kind: type) -> Tuple[str, ...]:
+    return tuple(name for name in kind._fields if name not in _LEAF_FIELDS)
+
+
 def _is_elif(block: List[ast.stmt]) -> bool:
     """Whether an `else` block is an `elif` (or an `else:` holding only an `if`: the same tree)."""
     return len(block) == 1 and type(block[0]) is ast.If
@@ -383,7 +394,10 @@ class ScopeVisitor(ast.NodeVisitor):
         return method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        for name in node._fields:
+        fields = _NODE_FIELDS.get(node.__class__)
+        if fields is None:
+            fields = _NODE_FIELDS[node.__class__] = _node_fields(node.__class__)
+        for name in fields:
             value = getattr(node, name, None)
             if value.__class__ is list:
                 for item in value:
@@ -403,14 +417,13 @@ class ScopeVisitor(ast.NodeVisitor):
     def visit_BinOp(self, node: ast.BinOp) -> None:
         """`a + b + c ...` nests to the left, a level per operator: walked as a loop (a generated
         sum or concatenation of a few hundred terms would exceed Python's recursion limit), in
-        generic_visit's order: left, operator, right."""
+        generic_visit's order: left, right (the operator is a leaf)."""
         chain = []
         while type(node) is ast.BinOp:
             chain.append(node)
             node = node.left
         self.visit(node)
         for operation in reversed(chain):
-            self.visit(operation.op)
             self.visit(operation.right)
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
