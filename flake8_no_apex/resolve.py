@@ -211,6 +211,8 @@ def _local_names(fn: ast.AST, walrus: bool = True) -> Set[str]:
     while stack:
         node = stack.pop()
         kind = type(node)
+        if kind in _SIMPLE_STATEMENTS and not walrus:  # binds nothing, holds no statement
+            continue
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             names.add(node.name)
             if walrus:  # decorators, defaults, bases: evaluated here
@@ -269,10 +271,11 @@ def _expression_fields(statement: ast.stmt, names: Set[str]) -> None:
 
 _MATCH = getattr(ast, "Match", None)
 # the known statements that hold others (`_local_names` looks into no other's blocks)
-_COMPOUND_STATEMENTS = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
-                        *filter(None, [getattr(ast, "TryStar", None)]))
-_KNOWN_STATEMENTS = (ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Assert, ast.Assign,
-                     ast.AugAssign, ast.AnnAssign, ast.Delete, *_COMPOUND_STATEMENTS)
+_COMPOUND_STATEMENTS = frozenset({ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try,
+                                  *filter(None, [getattr(ast, "TryStar", None)])})
+_SIMPLE_STATEMENTS = frozenset({ast.Expr, ast.Return, ast.Pass, ast.Break, ast.Continue, ast.Raise, ast.Assert})
+_KNOWN_STATEMENTS = frozenset({*_SIMPLE_STATEMENTS, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete,
+                               *_COMPOUND_STATEMENTS})
 _STATEMENT_FIELDS = (*_BLOCKS, "handlers", "cases")
 
 
