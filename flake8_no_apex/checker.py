@@ -5,7 +5,7 @@ import ast
 from collections import defaultdict
 from dataclasses import replace
 from functools import lru_cache
-from typing import Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import Version
 
@@ -195,6 +195,9 @@ class Checker(ScopeVisitor):
         self.calls: Dict[int, ast.Call] = {}  # callee node id -> its call
         self.imports: List[Tuple[ast.alias, ast.stmt, object]] = []  # (alias, statement, binding)
         self.hints: set = set()  # ids of the names and attribute chains read in annotations
+        # what the instances of each local class get from it (`instance_attributes`, a walk of
+        # the whole class), by the ids of the class and its local bases: the tree outlives the walk
+        self._class_attributes: Dict[Tuple[int, ...], FrozenSet[str]] = {}
 
     def check(self, tree: ast.AST) -> List[Finding]:
         self.run(tree)
@@ -447,12 +450,19 @@ class Checker(ScopeVisitor):
             if resolved is None and isinstance(receiver, ast.Name):  # `self` of a subclass of the class
                 binding = self.lookup(receiver.id)
                 inherits = binding is not None and binding.instance_of is not None
-                if inherits and node.attr not in instance_attributes(binding.classes):  # not one the class sets
+                if inherits and node.attr not in self._set_on_instances(binding.classes):  # not one the class sets
                     resolved = binding.instance_of
             if m.receiver_hint and m.receiver_hint in last.lower() or (
                 resolved and any(symbol_matches(spec, canonical(resolved)) for spec in m.receivers)
             ):
                 self.report(rule, Site(node, node.attr), (node.lineno, node.col_offset), library=m.library)
+
+    def _set_on_instances(self, classes: Tuple[ast.ClassDef, ...]) -> FrozenSet[str]:
+        key = tuple(map(id, classes))
+        found = self._class_attributes.get(key)
+        if found is None:
+            found = self._class_attributes[key] = instance_attributes(classes)
+        return found
 
     # --- calls, keywords, dicts, argument vectors ------------------------------------
     def _callee(self, call: ast.Call) -> Optional[str]:

@@ -300,12 +300,12 @@ def _instance_attributes(cls: ast.ClassDef) -> FrozenSet[str]:
             positional = [*getattr(statement.args, "posonlyargs", []), *statement.args.args]
             if positional:
                 receiver = positional[0].arg
-                found.update(n.attr for n in ast.walk(statement) if isinstance(n, ast.Attribute)
+                found.update(n.attr for n in walk(statement) if isinstance(n, ast.Attribute)
                              and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name)
                              and n.value.id == receiver)
         elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            found.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            found.update(n.id for t in targets for n in walk(t) if isinstance(n, ast.Name))
     return frozenset(found)
 
 
