@@ -9,7 +9,7 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, instance_attributes, push_children
+from .resolve import ScopeVisitor, canonical, chain_root, instance_attributes, push_children
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -323,20 +323,16 @@ class Checker(ScopeVisitor):
             elif isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.Attribute):
-                attributes = []
-                root: ast.AST = node
-                while isinstance(root, ast.Attribute):
-                    attributes.append(root.attr)
-                    root = root.value
+                root = chain_root(node)
                 stack.append(root)  # `f(torch.amp.x).y`: the call may hold chains of its own
                 if not isinstance(root, ast.Name):
                     continue
                 meaning = self.meaning(root.id)
                 if roots is not None:
                     roots[root.id] = meaning
-                if meaning is None:
+                if meaning is None:  # the chain names nothing
                     continue
-                names = [".".join([meaning, *reversed(attributes)])]  # the chain's qualname
+                names = [self.qualname(node)]
             else:
                 push_children(node, stack)
                 continue
@@ -406,34 +402,29 @@ class Checker(ScopeVisitor):
         if self.in_annotation:
             self.hints.update(map(id, links))
         binding = self.lookup(root.id) if isinstance(root, ast.Name) else None
-        if binding is None or binding.qualname is None:  # no link names a library's symbol
-            attributes = self.index.attributes
+        if binding is None or not binding.qualname:  # no link names a library's symbol
             for link in links:
-                if link.attr in attributes:
-                    self._attribute_read(link)
+                self._attribute_read(link)
             if binding is not None:
                 self._read_through(root, binding)  # (a binding without a name maintains no apex part)
             elif not isinstance(root, ast.Name):
                 self.visit(root)
             return
-        qualnames: List[Optional[str]] = []  # of each link, innermost first
-        qualname = binding.qualname if binding is not None else None
+        qualnames: List[str] = []  # of each link, innermost first
+        qualname = binding.qualname
         for link in reversed(links):
-            qualname = f"{qualname}.{link.attr}" if qualname else None
+            qualname = f"{qualname}.{link.attr}"
             qualnames.append(qualname)
         for link, qualname in zip(links, reversed(qualnames)):
-            if binding is not None and self._symbol_reference(link, qualname, binding):
+            if self._symbol_reference(link, qualname, binding):
                 self._read_through(root, binding)
                 return
             self._attribute_read(link)
-        if isinstance(root, ast.Name):
-            self._use(qualnames[-1])  # the whole chain: `apex.contrib.fmha.X` is in apex.contrib.fmha
-            self._read_through(root, binding)
-            if binding is not None and binding.statement is not None:
-                self._maintained_use(root, binding)
-            self._symbol_reference(root, binding.qualname if binding else None, binding)
-        else:
-            self.visit(root)
+        self._use(qualnames[-1])  # the whole chain: `apex.contrib.fmha.X` is in apex.contrib.fmha
+        self._read_through(root, binding)
+        if binding.statement is not None:
+            self._maintained_use(root, binding)
+        self._symbol_reference(root, binding.qualname, binding)
 
     @staticmethod
     def _read_through(name: ast.Name, binding) -> None:
