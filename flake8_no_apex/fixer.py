@@ -545,11 +545,27 @@ class Round:
             chunk = Source(self.source.text[start:end]).apply(
                 [TextEdit(e.start - start, e.end - start, e.text) for e in inside])
             header = (future if lo > 1 else "") + ("if 1:\n" if nested else "")
-            try:
-                compile(header + chunk, "<plan>", "exec", dont_inherit=True)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            if not self._unit_compiles(header + chunk):
                 return False
         return True
+
+    def _unit_compiles(self, code: str) -> bool:
+        """Whether one unit's code compiles, each text compiled once per module: findings often
+        share a plan (two of an import's names, each with its fix) or a unit (the import the
+        plans add), so one module's plans compiled the same text about three times over."""
+        known = self._compiled.get(code)
+        if known is None:
+            try:
+                compile(code, "<plan>", "exec", dont_inherit=True)
+                known = True
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                known = False
+            self._compiled[code] = known
+        return known
+
+    @cached_property
+    def _compiled(self) -> Dict[str, bool]:
+        return {}
 
     @cached_property
     def _future_imports(self) -> str:
