@@ -17,7 +17,6 @@ from itertools import accumulate
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
 
 from .resolve import dotted_name, walk
-from .table import TextEdit
 
 if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete syntax tree
     from ast_grep_py import SgNode
@@ -30,6 +29,17 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 _REGION_PADDING = 4
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _FSTRING_PREFIX = re.compile(r"(?<![\w])[rRbBuU]?[fFtT][rR]?[\"']")  # f"..", rf'..', Fr"..", t-strings
+
+
+@dataclass(frozen=True, order=True)
+class TextEdit:
+    """Replace the text from `start` to `end` (character offsets into the source) by `text`. (It
+    lives here, not with the table's vocabulary that re-exports it, so that reading a module's
+    text imports none of the table.)"""
+
+    start: int
+    end: int
+    text: str
 
 
 @dataclass

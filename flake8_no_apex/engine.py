@@ -16,20 +16,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
 
-from .checker import RuleIndex, default_index
 from .config import Settings
 from .edits import Source
 from .files import Decoded, MalformedFile, compiled_by_python
-from .fixer import FixResult, Round, noqa_lines
 from .inputs import by_name, kind_of
 from .prefilter import Prefilter, default as default_prefilter
-from .project import ProjectImports
-from .table import Finding, Floors, Grade, Plan
 from .targets import Detector, Targets, parse_option
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rule table, the checker and the fixer are imported once a file has a rule's word
+    from .checker import RuleIndex
+    from .fixer import FixResult, Round
     from .inputs import Kind
     from .inputs.notebook import Virtual as Placement
+    from .project import ProjectImports
+    from .table import Finding, Floors, Plan
 
 PYTHON = "python"  # the kind name of a Python module (the plugin's, and an editor's python buffer)
 
@@ -109,10 +109,20 @@ class Session:
         self.settings = settings
         self.explicit = targets or (parse_option(settings.targets, settings.targets_source)
                                     if settings is not None else None)
-        self.index = index or default_index()
+        self._index = index
         self.prefilter = prefilter or default_prefilter()
         self.detect = Detector()
         self.project: Optional[ProjectImports] = None  # the other modules of the run, for `fix`
+
+    @property
+    def index(self) -> RuleIndex:
+        """The rule table's index, built when a document first needs it: a run whose files hold
+        no rule's word (the pre-filter reads its words without the table) imports none of it."""
+        if self._index is None:
+            from .checker import default_index
+
+            self._index = default_index()
+        return self._index
 
     def targets(self, path: Path) -> Targets:
         """The file's version targets: those its project declares, with the libraries the
@@ -141,7 +151,10 @@ class Session:
         selected = self.selected(path)
         if not self.honours_noqa:
             return [f for f in found if selected(f.code)]
-        noqa = noqa or noqa_lines(source)
+        if noqa is None:
+            from .fixer import noqa_lines
+
+            noqa = noqa_lines(source)
         return [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
 
     @property
@@ -159,6 +172,9 @@ class Session:
     def fix_lines(self, document: Document, unsafe: bool) -> FixResult:
         """A file whose fixes are whole lines dropped (YAML, dependency files): one round, as they
         never overlap."""
+        from .fixer import FixResult
+        from .table import Grade
+
         analysis = self.analyse(document)
         grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
         result = FixResult(document.text)

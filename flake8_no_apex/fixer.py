@@ -10,18 +10,17 @@ from __future__ import annotations
 import ast
 import bisect
 import io
-import os
 import re
-import sys
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import (Source, import_position, raising_guard, remove_element, remove_statement, replace,
                     sorted_import_position)
+from .noqa import noqa_pattern
 from .reparse import reparsed
 from .resolve import dotted_name, walk
 from .spellings import spell
@@ -164,44 +163,6 @@ def statement_lines(text: str) -> Dict[int, Tuple[int, int]]:
 # flake8.utils.parse_comma_separated_list's separators (flake8.utils loads logging and platform)
 _CODE_SEPARATORS = re.compile(r"[,\s]+")
 _LONE_CR = re.compile(r"\r(?!\n)")  # a line break for Python, not for `statement_lines`' reader
-
-
-@lru_cache(maxsize=None)
-def _flake8_defaults():
-    """The installed flake8's defaults module, read alone: importing the flake8 package sets up
-    its logging, which cost a check more than the rest of its noqa handling."""
-    if "flake8.defaults" not in sys.modules:
-        import importlib.util
-
-        spec = importlib.util.find_spec("flake8")
-        if spec is not None and spec.origin is not None:
-            alone = importlib.util.spec_from_file_location(
-                "flake8_no_apex._flake8_defaults", os.path.join(os.path.dirname(spec.origin), "defaults.py"))
-            if alone is not None and alone.loader is not None:
-                module = importlib.util.module_from_spec(alone)
-                try:
-                    alone.loader.exec_module(module)
-                    if hasattr(module, "NOQA_INLINE_REGEXP") and hasattr(module, "NOQA_FILE"):
-                        return module
-                except (ImportError, OSError, AttributeError):  # a layout this does not know: import it
-                    pass
-    import flake8.defaults
-
-    return flake8.defaults
-
-
-def noqa_pattern() -> "re.Pattern[str]":
-    """flake8's own `# noqa` (flake8.defaults.NOQA_INLINE_REGEXP), for suppressions and for `--add-noqa`."""
-    return _flake8_defaults().NOQA_INLINE_REGEXP
-
-
-def ignores_file(text: str) -> bool:
-    """flake8's file-level `# flake8: noqa`: a line that flake8.defaults.NOQA_FILE matches from its
-    start (one after code does not count), as flake8's FileProcessor.should_ignore_file asks."""
-    if "flake8" not in text.lower():
-        return False
-    pattern = _flake8_defaults().NOQA_FILE
-    return any(pattern.match(line) for line in text.splitlines())
 
 
 def _lines_read_alone(source: Source, noqa: Set[int], literals: Sequence[Tuple[int, int]]) -> bool:

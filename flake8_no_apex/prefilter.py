@@ -6,19 +6,27 @@ when every group of words of at least one rule is present. Whole words matter: `
 alone would match `example` and `sample` and let nearly every file through. A keyword that
 counts only as a keyword argument of certain calls (`Trainer(precision=16)`) also needs those
 calls' names and its own spelling as a keyword (`precision=` or `"precision":`).
+
+What the rule table requires is written out in `_prefilter_words.py` (`python
+scripts/prefilter_words.py` writes it; a test fails when it is stale): a run whose files have
+no rule's word then never imports the table, its rules, the checker or the fixer, half the
+time of checking one such file (the pre-commit hook on a commit that touches no AMP code).
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Sequence, Tuple
 
-from .table import LIBRARY_ROOTS, AttributeRead, Keyword, Modules, Parameter, Rule, Symbols
+if TYPE_CHECKING:
+    from .table import Rule
 
 Requirement = Tuple[FrozenSet[str], ...]  # all groups must match; any word of a group will do
 
 
 def _library_of(module: str) -> str:
+    from .table import LIBRARY_ROOTS
+
     root = module.split(".")[0]
     return next(lib for lib, roots in LIBRARY_ROOTS.items() if root in roots)
 
@@ -31,17 +39,21 @@ def _last_names(specs: Iterable[str]) -> FrozenSet[str]:
     return frozenset(spec.split(":")[1].rsplit(".", 1)[-1] for spec in specs)
 
 
-def _keyword_spelling(name: str) -> "re.Pattern[str]":
-    """How a keyword argument is written in a call: `name=`, or `"name":` in a `**{...}` literal;
-    blanks, line breaks, comments and continuations may stand before the `=` or `:`."""
-    return re.compile(rf"\b{re.escape(name)}[\"']?(?:\s|\\|#[^\r\n]*)*[=:]")
+def _keyword_spelling(name: str) -> str:
+    """How a keyword argument is written in a call (a pattern): `name=`, or `"name":` in a
+    `**{...}` literal; blanks, line breaks, comments and continuations may stand before the `=`
+    or `:`."""
+    return rf"\b{re.escape(name)}[\"']?(?:\s|\\|#[^\r\n]*)*[=:]"
 
 
-def requirements(rules: Iterable[Rule]) -> Tuple[List[Requirement], Dict[Requirement, "re.Pattern[str]"]]:
+def requirements(rules: Iterable[Rule]) -> Tuple[List[Requirement], Dict[Requirement, str]]:
     """What a file must hold for each rule's matchers to find anything: groups of words (each
-    group must have one present), and for some of them a spelling the text must also show."""
+    group must have one present), and for some of them a spelling (a pattern) the text must
+    also show."""
+    from .table import LIBRARY_ROOTS, AttributeRead, Keyword, Modules, Parameter, Symbols
+
     needs: List[Requirement] = []
-    spelled: Dict[Requirement, Optional["re.Pattern[str]"]] = {}
+    spelled: Dict[Requirement, str] = {}
     for rule in rules:
         for m in rule.match:
             if isinstance(m, Symbols):
@@ -64,7 +76,8 @@ def requirements(rules: Iterable[Rule]) -> Tuple[List[Requirement], Dict[Require
             elif isinstance(m, (AttributeRead, Parameter)):
                 needs.append((frozenset({m.name}), frozenset(LIBRARY_ROOTS[m.library])))
     unconditional = {need for need in needs if need not in spelled}
-    return sorted(set(needs), key=sorted), {need: p for need, p in spelled.items() if need not in unconditional}
+    order = sorted(set(needs), key=lambda need: [sorted(group) for group in need])  # the same on every run
+    return order, {need: spelled[need] for need in order if need in spelled and need not in unconditional}
 
 
 # Every ASCII character that cannot be part of an identifier becomes a space, so a split
@@ -74,8 +87,11 @@ _NOT_IDENTIFIER_BYTES = bytes(32 if c < 128 and not (chr(c).isalnum() or c == 95
 
 
 class Prefilter:
-    def __init__(self, rules: Iterable[Rule]):
-        self.needs, self.spellings = requirements(rules)
+    def __init__(self, needs: Sequence[Requirement], spellings: Dict[Requirement, str], gate: Tuple[str, ...]):
+        """`needs` and `spellings` as `requirements` gives them; `gate`: words of which a file must
+        hold one, even as a substring, to meet any need."""
+        self.needs, self.gate = list(needs), gate
+        self.spellings = {need: re.compile(pattern) for need, pattern in spellings.items()}
         self.words = frozenset(word for need in self.needs for group in need for word in group)
         self._byte_words = frozenset(word.encode() for word in self.words)
         # each need under the words of its first group, so a file's words lead to the needs
@@ -84,14 +100,35 @@ class Prefilter:
         for need in self.needs:
             for word in need[0]:
                 self._by_word.setdefault(word, []).append(need)
+
+    @classmethod
+    def of(cls, rules: Iterable[Rule]) -> "Prefilter":
+        """The pre-filter of these rules, worked out from their matchers."""
+        from .table import LIBRARY_ROOTS
+
+        needs, spellings = requirements(rules)
         # Every need has a group of library import roots (no symbol is reached without importing
         # its library): a file in which none of them occurs even as a substring fails every need.
         # A few substring searches (in C, no allocation) rule out most files before the split.
         roots = {root for group in LIBRARY_ROOTS.values() for root in group}
-        gates = [next((group for group in need if group <= roots), None) for need in self.needs]
+        gates = [next((group for group in need if group <= roots), None) for need in needs]
         words = set().union(*gates) if gates and None not in gates else set()
         # a root inside another root is found by it: `lightning` covers `pytorch_lightning`
-        self.gate = tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+        gate = tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+        return cls(needs, spellings, gate)
+
+    def written(self) -> str:
+        """This pre-filter as `_prefilter_words.py` holds the default one (a spelling under the
+        index of its need)."""
+        lines = ['"""What each rule of the table requires of a file\'s words: written by',
+                 '`python scripts/prefilter_words.py` from the table (prefilter.py says why); do not edit."""',
+                 "", "NEEDS = ["]
+        for need in self.needs:
+            lines += ["    (", *(f"        frozenset({sorted(group)!r})," for group in need), "    ),"]
+        lines += ["]", "SPELLINGS = {"]
+        lines += [f"    {self.needs.index(n)}: {p.pattern!r}," for n, p in self.spellings.items()]
+        lines += ["}", f"GATE = {self.gate!r}", ""]
+        return "\n".join(lines)
 
     def may_match(self, source: str) -> bool:
         if self.gate and not any(word in source for word in self.gate):
@@ -118,7 +155,8 @@ class Prefilter:
 
 @lru_cache(maxsize=None)
 def default() -> Prefilter:
-    """The pre-filter of the whole rule table, built once per process."""
-    from .rules import RULES
+    """The pre-filter of the whole rule table, built once per process from what
+    `_prefilter_words.py` writes of it (without importing the table)."""
+    from ._prefilter_words import GATE, NEEDS, SPELLINGS
 
-    return Prefilter(RULES)
+    return Prefilter(NEEDS, {NEEDS[index]: pattern for index, pattern in SPELLINGS.items()}, GATE)

@@ -311,7 +311,7 @@ def findings(shell: str, text: str, floors: Floors, index) -> List[Located]:
 def noqa_on_command(source, ends: Dict[int, int]):
     """flake8's `# noqa` rule, read on the lines of the command a finding is in (`ends`: a
     finding's line -> its command's last line)."""
-    from .fixer import noqa_pattern
+    from .noqa import noqa_pattern
 
     if "noqa" not in source.text.lower():
         return lambda line, code: False

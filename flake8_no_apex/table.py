@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, List, Mapp
 
 from packaging.version import Version
 
+from .edits import TextEdit
 from .spellings import pick, spell
 
 if TYPE_CHECKING:
@@ -346,13 +347,6 @@ class Finding:
     def description(self) -> str:
         """The message without its code: formats that give the code a field of its own."""
         return self.message.split(" ", 1)[1]
-
-
-@dataclass(frozen=True, order=True)
-class TextEdit:
-    start: int  # character offsets into the source
-    end: int
-    text: str
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from packaging.version import Version
 
-from flake8_no_apex import fixer
+from flake8_no_apex import fixer, noqa
 from flake8_no_apex.checker import check_tree
 from flake8_no_apex.fixer import FixError, fix_text
 from flake8_no_apex.rules import PYTHON_RULES, RULES
@@ -824,9 +824,9 @@ def test_noqa_lines_read_alone_only_where_flake8_reads_them_alone(text, read_alo
     checker = Checker()
     checker.check(ast.parse(text))
     source = Source(text)
-    noqa = {source.position(match.start())[0] for match in fixer.noqa_pattern().finditer(text)}
+    lines = {source.position(match.start())[0] for match in noqa.noqa_pattern().finditer(text)}
     if read_alone is not None:  # None: lone carriage returns, always tokenized
-        assert fixer._lines_read_alone(source, noqa, checker.multiline_literals) is read_alone
+        assert fixer._lines_read_alone(source, lines, checker.multiline_literals) is read_alone
     fast = fixer.noqa_lines(source, checker.multiline_literals)
     tokenized = fixer.noqa_lines(Source(text))
     for line in range(1, len(source.lines) + 1):
@@ -838,10 +838,10 @@ def test_noqa_is_read_with_flake8s_own_pattern():
     """The pattern is the installed flake8's, read from its defaults module alone."""
     from flake8.defaults import NOQA_INLINE_REGEXP
 
-    fixer._flake8_defaults.cache_clear()
-    assert fixer.noqa_pattern() is NOQA_INLINE_REGEXP  # flake8.defaults is imported here: that module's
+    noqa._flake8_defaults.cache_clear()
+    assert noqa.noqa_pattern() is NOQA_INLINE_REGEXP  # flake8.defaults is imported here: that module's
     pattern = subprocess.run(
-        [sys.executable, "-c", "import sys; from flake8_no_apex import fixer; p = fixer.noqa_pattern(); "
+        [sys.executable, "-c", "import sys; from flake8_no_apex import noqa; p = noqa.noqa_pattern(); "
                                "print(repr((p.pattern, p.flags)), 'flake8' in sys.modules)"],
         capture_output=True, text=True, check=True).stdout.split("\n")[0]
     assert pattern == f"{(NOQA_INLINE_REGEXP.pattern, NOQA_INLINE_REGEXP.flags)!r} False"

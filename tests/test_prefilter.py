@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -9,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from flake8_no_apex.checker import check_tree
-from flake8_no_apex.prefilter import default as default_prefilter
+from flake8_no_apex.prefilter import Prefilter, default as default_prefilter
 from flake8_no_apex.rules import PYTHON_RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -90,3 +93,40 @@ def test_the_words_of_a_text_are_read_through_its_bytes_as_from_its_characters()
     for text in texts:
         characters = prefilter.words.intersection(text.translate(not_identifier).split())
         assert prefilter.present(text) == characters
+
+
+def test_the_written_requirements_are_the_tables():
+    """`default()` reads `_prefilter_words.py`, not the rules: it must say what the table says
+    now (after a rule's matchers change: `python scripts/prefilter_words.py`), and the same on
+    every run, whatever the hash seed."""
+    from flake8_no_apex.rules import RULES
+
+    worked_out = Prefilter.of(RULES)
+    written = Path(__file__).parent.parent / "flake8_no_apex" / "_prefilter_words.py"
+    assert written.read_text() == worked_out.written(), "stale: run python scripts/prefilter_words.py"
+    loaded = default_prefilter()
+    assert (loaded.needs, loaded.gate, loaded.words) == (worked_out.needs, worked_out.gate, worked_out.words)
+    patterns = {n: p.pattern for n, p in worked_out.spellings.items()}
+    assert {n: p.pattern for n, p in loaded.spellings.items()} == patterns
+    write = ("from flake8_no_apex.prefilter import Prefilter\nfrom flake8_no_apex.rules import RULES\n"
+             "print(Prefilter.of(RULES).written(), end='')")
+    other_seed = subprocess.run([sys.executable, "-c", write], capture_output=True, text=True,
+                                env={**os.environ, "PYTHONHASHSEED": "12345"}, check=True)
+    assert other_seed.stdout == worked_out.written()
+
+
+def test_a_file_without_a_rules_word_is_checked_without_the_rule_table(tmp_path):
+    """The pre-commit hook's usual run (files that touch no AMP code): nothing of the table, its
+    rules, the checker or the fixer is imported, and a file named that does not parse is still
+    an error."""
+    clean, broken = tmp_path / "clean.py", tmp_path / "broken.py"
+    clean.write_text("import os\nprint(os.getcwd())\n")
+    broken.write_text("def f(:\n")
+    probe = ("import sys\nfrom flake8_no_apex.cli import main\ncode = main(sys.argv[1:])\n"
+             "heavy = sorted(m for m in sys.modules if m.split('.')[1:2] in (['table'], ['rules'], ['checker'],"
+             " ['fixer']))\nprint(code, heavy)\n")
+    for path, expected in ((clean, "0 []"), (broken, "2 []")):
+        run = subprocess.run([sys.executable, "-c", probe, "check", "--no-cache", str(path)],
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert run.stdout.strip().splitlines()[-1] == expected, run.stdout + run.stderr
+    assert "broken.py:1:" in run.stderr

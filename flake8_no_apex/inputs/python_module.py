@@ -23,7 +23,7 @@ class PythonModule(Kind):
     def analyse(self, session: "Session", document: "Document") -> "Analysis":
         from ..edits import Source
         from ..engine import Analysis, analysing, planned, syntax_check
-        from ..fixer import Round, ignores_file
+        from ..noqa import ignores_file
 
         text = document.text
         if session.honours_noqa and ignores_file(text):  # `# flake8: noqa`, as flake8 skips it
@@ -33,6 +33,8 @@ class PythonModule(Kind):
             if document.named and document.tree is None:
                 syntax_check(document)
             return Analysis(document, Source(text), [], {})
+        from ..fixer import Round  # (only now: a run whose files have no rule's word never imports the rules)
+
         floors = session.targets(document.path).floors
         with analysing():
             now = Round.of(text, floors, session.selected(document.path), session.index,
@@ -56,7 +58,8 @@ class PythonModule(Kind):
 
     def fix(self, session: "Session", document: "Document", unsafe: bool) -> "FixResult":
         from ..engine import analysing, syntax_check
-        from ..fixer import FixResult, fix_text, ignores_file, never_exported
+        from ..fixer import FixResult, fix_text, never_exported
+        from ..noqa import ignores_file
 
         if session.settings is not None and ignores_file(document.text):  # flake8 would not check it
             return FixResult(document.text)
