@@ -20,6 +20,8 @@ the same for wall time. The rows of issue 25's table come first:
 
 then:
 
+- `check` of one module without a rule's word (the pre-commit hook's usual run: the largest
+  such module of TREE, named, so parsed for its syntax) vs ruff's check of it;
 - `fix --diff` vs cold `check` on a copy of TREE that Python has compiled (`compileall`);
 - flake8 -j1 with the plugin vs without it, on TREE and on a corpus without AMP code (the
   top-level modules of this Python's standard library), and the plugin's own CPU time in such a
@@ -229,6 +231,14 @@ def main() -> None:
             print(f"the floor (start Python, read every module, ast.parse the {parsed} that pass the pre-filter) "
                   f"/ ruff: CPU {floor_cpu:.2f}x, wall {floor_wall:.2f}x; cold check / the floor: CPU {cpu:.2f}x, "
                   f"wall {wall:.2f}x")
+            clean = max(set(tree.rglob("*.py")) - set(map(Path, (work / "parsed.txt").read_text().splitlines())),
+                        key=lambda path: (path.stat().st_size, str(path)))
+            alone = [*TOOL, "check", "--exit-zero", "--no-cache", str(clean)]
+            cpu, wall, _ = paired(alone, [*yardstick, "check", "--select", "NPY201", "--no-cache", "--exit-zero",
+                                          "--quiet", str(clean)], args.runs, work)
+            spent = statistics.median(measure(alone, work)[0] for _ in range(args.runs))
+            print(f"check of one module without a rule's word ({clean.stat().st_size // 1024} KiB) / ruff's: "
+                  f"CPU {cpu:.2f}x ({spent * 1000:.0f} ms), wall {wall:.2f}x")
         else:
             print("ruff is not installed: no yardstick (pip install ruff)")
         for name, where in (("", tree), (", the wide tree", wide)):
