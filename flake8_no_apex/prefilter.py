@@ -9,8 +9,8 @@ calls' names and its own spelling as a keyword (`precision=` or `"precision":`).
 
 What the rule table requires is written out in `_prefilter_words.py` (`python
 scripts/prefilter_words.py` writes it; a test fails when it is stale): a run whose files have
-no rule's word then never imports the table, its rules, the checker or the fixer, half the
-time of checking one such file (the pre-commit hook on a commit that touches no AMP code).
+no rule's word then never imports the table, its rules, the checker or the fixer, a third of
+the time of checking one such file (the pre-commit hook on a commit that touches no AMP code).
 """
 from __future__ import annotations
 
