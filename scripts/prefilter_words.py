@@ -4,12 +4,13 @@ changing a rule's matchers; tests/test_prefilter.py fails while the file is stal
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from flake8_no_apex.prefilter import Prefilter  # noqa: E402
 from flake8_no_apex.rules import RULES  # noqa: E402
 
-TARGET = Path(__file__).resolve().parent.parent / "flake8_no_apex" / "_prefilter_words.py"
+TARGET = ROOT / "flake8_no_apex" / "_prefilter_words.py"
 
 if __name__ == "__main__":
     TARGET.write_text(Prefilter.of(RULES).written())
