@@ -479,7 +479,7 @@ class Checker(ScopeVisitor):
                 for key, value in zip(kw.value.keys, kw.value.values):
                     name = _literal(key)
                     for m, rule in self.index.keywords.get(name, ()) if isinstance(name, str) else ():
-                        self._keyword(m, rule, key, name, value, callee, node, False)
+                        self._keyword(m, rule, key, name, value, callee, node, False, holder=kw.value)
         for m, rule in self.index.positional if callee else ():
             if len(node.args) > m.position and any(symbol_matches(s, callee) for s in m.callees):
                 arg = node.args[m.position]
@@ -498,14 +498,15 @@ class Checker(ScopeVisitor):
             prefix, replacement, rule = hit
             self.report(rule, Site(argument, prefix, replacement), (argument.lineno, argument.col_offset))
 
-    def _keyword(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value, callee, call, is_dict) -> None:
+    def _keyword(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value, callee, call, is_dict,
+                 holder: Optional[ast.Dict] = None) -> None:
         if callee and any(symbol_matches(spec, callee) for spec in m.callees):
             library = None
         elif m.any_call or (m.dict_forms and is_dict) or m.method is not None and _calls_method_of(call, *m.method):
             library = m.library
         else:
             return
-        self._values(m, rule, at, name, value, library, call)
+        self._values(m, rule, at, name, value, library, call, holder)
 
     @staticmethod
     def _value_replacement(m: Keyword, value: object) -> Optional[str]:
@@ -519,7 +520,7 @@ class Checker(ScopeVisitor):
 
     def visit_Dict(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values):
-            self._setting(key, value)
+            self._setting(key, value, node)
         self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -533,14 +534,14 @@ class Checker(ScopeVisitor):
                 for m, rule in self.index.trainer_settings.get(target.attr, ()):
                     self._values(m, rule, target, target.attr, node.value, m.library)
 
-    def _setting(self, key: ast.AST, value: ast.AST) -> None:
-        """A string key with its value, in a dict or assigned to one, in a module importing the library."""
+    def _setting(self, key: ast.AST, value: ast.AST, holder: Optional[ast.Dict] = None) -> None:
+        """A string key with its value, in a dict (`holder`) or assigned to one, in a module importing the library."""
         name = _literal(key)
         for m, rule in self.index.dict_keys.get(name, ()) if isinstance(name, str) else ():
-            self._values(m, rule, key, name, value, m.library)
+            self._values(m, rule, key, name, value, m.library, holder=holder)
 
     def _values(self, m: Keyword, rule: Rule, at: ast.AST, name: str, value: ast.AST, library: Optional[str],
-                call: Optional[ast.Call] = None) -> None:
+                call: Optional[ast.Call] = None, holder: Optional[ast.Dict] = None) -> None:
         """Report a setting whose value the row looks for; each literal arm of `16 if fp16 else 32`
         is a finding of its own, at the arm."""
         if m.section_keys and not _holds_keys(value, m.section_keys):
@@ -548,7 +549,7 @@ class Checker(ScopeVisitor):
         for branch in _branches(m, value):
             replacement = self._value_replacement(m, _literal(branch))
             if replacement is not None:
-                site = Site(at, name, replacement, call=call, value=_literal(branch), value_node=branch)
+                site = Site(at, name, replacement, call=call, value=_literal(branch), value_node=branch, holder=holder)
                 where = at if branch is value else branch
                 self.report(rule, site, (where.lineno, where.col_offset), library=library)
 

@@ -122,7 +122,7 @@ def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes:
         return [], str(error), None
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as error:  # noqa: B036 (pyo3 panics are BaseException) the file's error, not the run's
+    except BaseException as error:  # noqa: B036 (a native panic may be one) the file's error, not the run's
         return [], _internal_error(path, "not checked", error), None
 
 
@@ -464,7 +464,7 @@ def run_fix(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
                 print(f"flake8-no-apex: {error}", file=err)
             except (KeyboardInterrupt, SystemExit):
                 raise
-            except BaseException as error:  # noqa: B036 (pyo3 panics are BaseException) the file's error, not the run's
+            except BaseException as error:  # noqa: B036 (a native panic may be one) the file's error, not the run's
                 summary.errors.append(_internal_error(path, "not fixed", error))
                 print(f"flake8-no-apex: {summary.errors[-1]}", file=err)
     from . import migration

@@ -1,9 +1,9 @@
 """The vocabulary of fixes: character-offset edits, plans, and where things are in a file.
 
 Fixers compute minimal edits from the resolver's nodes (rename a callee, insert an argument,
-drop a keyword with its comma, rewrite an import); ast-grep-py's concrete syntax tree supplies
-what Python's ast leaves out (commas, parentheses, comments). Edits are character offsets,
-applied in one pass.
+drop a keyword with its comma, rewrite an import); Python's tokenizer, run on the call, import
+or dict concerned, supplies what the ast leaves out (commas, parentheses, comments). Edits are
+character offsets, applied in one pass.
 """
 from __future__ import annotations
 
@@ -11,22 +11,18 @@ import ast
 import bisect
 import re
 import sys
+import tokenize
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
-from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from .resolve import dotted_name, walk
 
-if TYPE_CHECKING:  # ast-grep is imported when a fix first needs the concrete syntax tree
-    from ast_grep_py import SgNode
-
-    from .table import Finding
+if TYPE_CHECKING:
+    from .table import Finding, Site
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
-# The line breaks parsed in front of a module's regions, at most, in multiples of its length:
-# they parse about five times faster than code, so all regions together cost less than the tree
-_REGION_PADDING = 4
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _FSTRING_PREFIX = re.compile(r"(?<![\w])[rRbBuU]?[fFtT][rR]?[\"']")  # f"..", rf'..', Fr"..", t-strings
 
@@ -42,18 +38,83 @@ class TextEdit:
     text: str
 
 
+class Token(NamedTuple):
+    kind: int  # tokenize's type: OP, NAME, COMMENT, ...
+    text: str
+    start: int  # character offsets into the module
+    end: int
+
+
+class Listed(NamedTuple):
+    """An element of a comma-separated list: where it is, and the commas right beside it (only
+    blanks and line breaks between; a comment between is no neighbouring comma)."""
+
+    start: int
+    end: int
+    comma_before: Optional[int]  # where the comma before it starts
+    comma_after: Optional[int]  # where the comma after it ends
+
+
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")  # a text's lines, with their breaks
+_NOT_TOKENS = frozenset({tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
+
+
+class Tokens:
+    """A node's tokens (comments included, line breaks left out) with what finding an element
+    needs at once, so that a call or dict with thousands of fixes is not read once per fix:
+    each token's index by where it starts, and the bracket open around each."""
+
+    def __init__(self, tokens: List[Token]):
+        self.tokens = tokens
+        self.starts = [token.start for token in tokens]
+        self.index = {token.start: i for i, token in reversed(list(enumerate(tokens)))}
+        self.openers: List[Optional[int]] = []
+        open_brackets: List[int] = []
+        for i, token in enumerate(tokens):
+            self.openers.append(open_brackets[-1] if open_brackets else None)
+            if _operator(token, "([{"):
+                open_brackets.append(i)
+            elif _operator(token, ")]}") and open_brackets:
+                open_brackets.pop()
+
+    @classmethod
+    def of(cls, text: str, offset: int) -> Optional["Tokens"]:
+        """The tokens of a node's text (which tokenizes alone: its brackets close inside it), at
+        `offset` in the module; None where Python's tokenizer refuses it."""
+        lines = _LINES.findall(text)
+        starts = list(accumulate(map(len, lines[:-1]), initial=offset))
+        try:
+            found = [t for t in tokenize.generate_tokens(iter(lines).__next__) if t.type not in _NOT_TOKENS]
+        except (tokenize.TokenError, SyntaxError):
+            return None
+        if any(not 1 <= line <= len(lines) for t in found for line in (t.start[0], t.end[0])):
+            return None  # a line the tokenizer counted differently (a form feed, a lone carriage return)
+        return cls([Token(t.type, t.string, starts[t.start[0] - 1] + t.start[1], starts[t.end[0] - 1] + t.end[1])
+                    for t in found])
+
+
+def _operator(token: Token, texts: str) -> bool:
+    """Whether the token is one of these one-character operators (not, say, an f-string's text)."""
+    return token.kind == tokenize.OP and token.text in texts and len(token.text) == 1
+
+
+def _starts_element(tokens: List[Token], index: int) -> bool:
+    """Whether token `index` starts an element of its list: what stands before it (comments
+    aside) is the list's bracket, a comma or an import's `import`, not `*` or `**`."""
+    before = index - 1
+    while before >= 0 and tokens[before].kind == tokenize.COMMENT:
+        before -= 1
+    token = tokens[before] if before >= 0 else None
+    return token is not None and (_operator(token, "([{,") or token.kind == tokenize.NAME and token.text == "import")
+
+
 @dataclass
 class Source:
-    """A file's text, with ast positions turned into character offsets and the concrete
-    syntax tree at hand."""
+    """A file's text, with ast positions turned into character offsets, and the tokens of
+    the calls, imports and dicts fixes edit."""
 
     text: str
-    _tree: Optional[SgNode] = field(default=None, init=False, repr=False)
-    _regions: Dict[Tuple[int, int], SgNode] = field(default_factory=dict, init=False, repr=False)
-    _padded: int = field(default=0, init=False, repr=False)  # line breaks parsed in front of regions
-    _by_kind: Dict[Tuple[str, int], Dict[Tuple[int, int], SgNode]] = field(
-        default_factory=dict, init=False, repr=False)
-    _by_start: Dict[Tuple[str, int], Dict[int, SgNode]] = field(default_factory=dict, init=False, repr=False)
+    _token_lists: Dict[Tuple[int, int], Optional[Tokens]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
     _joined_strings: Optional[List[ast.JoinedStr]] = field(default=None, init=False, repr=False)
 
@@ -113,68 +174,65 @@ class Source:
         start, end = self.span(node)
         return self.text[start:end]
 
-    # --- the concrete syntax tree -------------------------------------------------------
-    @property
-    def tree(self) -> SgNode:
-        if self._tree is None:
-            from ast_grep_py import SgRoot
-
-            self._tree = SgRoot(self.text, "python").root()
-        return self._tree
-
-    def _region(self, within: ast.AST) -> SgNode:
-        """The concrete syntax tree of `within` alone (a call, or an import statement), at its
-        own offsets: the text before it becomes line breaks, with what makes its first line
-        valid on its own (a parenthesis before an indented expression, an `if 1:` above an
-        indented statement). A fix in a 3,000-line module then parses a line or two, not all of
-        it. Where that text does not parse cleanly, or the line breaks in front of the regions
-        would add up to more than `_REGION_PADDING` times the module's length (a module with
-        thousands of fixes: each region's are as many as its offset), the module's tree answers."""
+    # --- the tokens of a call, an import or a dict -----------------------------------------
+    def _tokens(self, within: ast.AST) -> Optional[Tokens]:
+        """The tokens of `within`'s text alone (a call, an import statement or a dict literal),
+        at the module's offsets, comments included and line breaks left out; None where its text
+        does not tokenize alone. A fix then reads a line or two, not the whole module."""
         start, end = self.span(within)
-        if (start, end) not in self._regions:
-            from ast_grep_py import SgRoot
+        if (start, end) not in self._token_lists:
+            self._token_lists[start, end] = Tokens.of(self.text[start:end], start)
+        return self._token_lists[start, end]
 
-            line_start = self.line_start(within.lineno)
-            column = start - line_start
-            before, after = "", ""
-            if column and isinstance(within, ast.stmt):
-                before = "if 1:\n" + " " * column
-            elif column:
-                before, after = "(" + " " * (column - 1), ")"
-            root = None
-            if len(before) <= start and self._padded + start <= _REGION_PADDING * len(self.text):
-                self._padded += start
-                padded = "\n" * (start - len(before)) + before + self.text[start:end] + after
-                root = SgRoot(padded, "python").root()
-                if root.find(kind="ERROR") is not None:
-                    root = None
-            self._regions[start, end] = root if root is not None else self.tree
-        return self._regions[start, end]
+    def element(self, node: ast.AST, within: ast.AST, whole: bool = True) -> Optional[Listed]:
+        """`node` as an element of the comma-separated list that directly holds it inside `within`
+        (a call's arguments, an import's names, a dict's pairs): its span and the commas beside
+        it. `whole`: the element must be exactly the node (not `(x)` around `x`); else it is the
+        one that starts where the node does (a dict's pair, from its key)."""
+        listed = self._tokens(within)
+        start, end = self.span(node)
+        first = listed.index.get(start) if listed is not None else None
+        if first is None or not self._lists(within, listed, listed.openers[first]):
+            return None
+        tokens = listed.tokens
+        if not _starts_element(tokens, first):
+            return None
+        last, inside = first, []  # the brackets, and lambdas' parameters, open in the element
+        for i in range(first, len(tokens)):
+            token = tokens[i]
+            if not inside and _operator(token, ",)]}"):
+                break
+            if _operator(token, ")]}") or _operator(token, ":") and inside and inside[-1] == "lambda":
+                inside.pop()
+            elif _operator(token, "([{") or token.kind == tokenize.NAME and token.text == "lambda":
+                inside.append(token.text)
+            if token.kind != tokenize.COMMENT:
+                last = i
+        if whole and tokens[last].end != end:
+            return None
+        before = tokens[first - 1] if first else None
+        after = tokens[last + 1] if last + 1 < len(tokens) else None
+        return Listed(start, tokens[last].end, before.start if before is not None and _operator(before, ",") else None,
+                      after.end if after is not None and _operator(after, ",") else None)
 
-    def _nodes(self, kind: str, within: Optional[ast.AST] = None) -> Dict[Tuple[int, int], SgNode]:
-        """The concrete nodes of a kind by (start, end), found once per kind and tree (a lookup
-        per fix would make fixing a file quadratic in its fixes)."""
-        root = self.tree if within is None else self._region(within)
-        key = (kind, id(root))
-        if key not in self._by_kind:
-            nodes: Dict[Tuple[int, int], SgNode] = {}
-            starting: Dict[int, SgNode] = {}
-            self._by_kind[key], self._by_start[key] = nodes, starting
-            for candidate in root.find_all(kind=kind):  # outer nodes first
-                where = candidate.range()
-                nodes.setdefault((where.start.index, where.end.index), candidate)
-                starting.setdefault(where.start.index, candidate)
-        return self._by_kind[key]
+    def _lists(self, within: ast.AST, listed: Tokens, opener: Optional[int]) -> bool:
+        """Whether the bracket `opener` (None: none) opens the list of `within` itself: a call's
+        arguments (not a parenthesized argument's inside), a dict's pairs, an import's names."""
+        if isinstance(within, ast.Call):
+            return opener is not None and listed.tokens[opener].start == self.opening_parenthesis(within)
+        if isinstance(within, ast.Dict):
+            return opener == 0
+        return opener is None or _operator(listed.tokens[opener], "(")  # `from m import (a, b)`
 
-    def cst(self, node: ast.AST, kind: str, within: Optional[ast.AST] = None) -> Optional[SgNode]:
-        """The concrete node of `kind` spanning exactly the ast node; given `within` (a call or
-        an import statement holding it), only that is parsed."""
-        return self._nodes(kind, within).get(self.span(node))
-
-    def cst_starting(self, node: ast.AST, kind: str) -> Optional[SgNode]:
-        """The concrete node of `kind` that starts where the ast node does."""
-        self._nodes(kind)
-        return self._by_start[kind, id(self.tree)].get(self.span(node)[0])
+    def opening_parenthesis(self, call: ast.Call) -> Optional[int]:
+        """Where a call's `(` is: the first after its callee (only the parentheses closing
+        around the callee and blanks stand between them)."""
+        listed = self._tokens(call)
+        if listed is None:
+            return None
+        after_callee = bisect.bisect_left(listed.starts, self.span(call.func)[1])
+        tokens = listed.tokens
+        return next((tokens[i].start for i in range(after_callee, len(tokens)) if _operator(tokens[i], "(")), None)
 
     def know_fstrings(self, joined_strings: List[ast.JoinedStr]) -> None:
         """The module's f-strings (the resolver's record), so that an edit that first needs them
@@ -209,9 +267,7 @@ class Source:
         return edit if other in edit.text else TextEdit(edit.start, edit.end, edit.text.replace(inside[-1], other))
 
     def apply(self, edits: Iterable[TextEdit]) -> str:
-        """The text with non-overlapping edits applied, in one pass. (ast-grep's commit_edits
-        measures offsets from the first token, so an edit before it, such as an import at the
-        top of a file that starts with a blank line, panicked inside it.)"""
+        """The text with non-overlapping edits applied, in one pass."""
         parts, position = [], 0
         for edit in sorted(edits):
             if not position <= edit.start <= edit.end <= len(self.text):
@@ -231,14 +287,20 @@ _GAPS = re.compile(_GAP)
 def module_span(source: Source, statement: ast.ImportFrom) -> Optional[Tuple[int, int]]:
     """Where the module of an absolute `from a.b import c` is written, which Python's ast does
     not say; read from the text when it is plainly there (blanks and backslash continuations
-    allowed), else from the concrete syntax tree."""
+    allowed), else from the statement's tokens."""
     start = source.offset(statement.lineno, statement.col_offset)
     match = _FROM_MODULE.match(source.text, start)
     if match and not statement.level and _GAPS.sub("", match.group("module")) == statement.module:
         return match.start("module"), match.end("module")
-    node = source.cst(statement, "import_from_statement", within=statement)
-    module = node.field("module_name") if node else None
-    return (module.range().start.index, module.range().end.index) if module else None
+    return module_tokens_span(source, statement)
+
+
+def module_tokens_span(source: Source, statement: ast.ImportFrom) -> Optional[Tuple[int, int]]:
+    """The span of what stands between `from` and `import` (a relative import's dots too)."""
+    listed = source._tokens(statement)
+    tokens = listed.tokens if listed is not None else []
+    words = next((i for i, token in enumerate(tokens) if token.kind == tokenize.NAME and token.text == "import"), 0)
+    return (tokens[1].start, tokens[words - 1].end) if words > 1 else None
 
 
 def replace(source: Source, node: ast.AST, text: str) -> TextEdit:
@@ -248,9 +310,8 @@ def replace(source: Source, node: ast.AST, text: str) -> TextEdit:
 
 def open_paren(source: Source, call: ast.Call) -> Optional[int]:
     """The offset just after a call's `(`."""
-    node = source.cst(call, "call", within=call)
-    arguments = node.field("arguments") if node else None
-    return arguments.range().start.index + 1 if arguments and arguments.text().startswith("(") else None
+    paren = source.opening_parenthesis(call)
+    return paren + 1 if paren is not None else None
 
 
 def leading_separator(source: Source, call: ast.Call, first: int) -> str:
@@ -265,42 +326,35 @@ def leading_separator(source: Source, call: ast.Call, first: int) -> str:
     return "," + source.newline + indentation
 
 
-def remove_element(source: Source, node: ast.AST, kind: str, within: Optional[ast.AST] = None
-                   ) -> Optional[TextEdit]:
-    """Delete one element of a comma-separated list (a keyword argument, a dict pair, an
-    import alias) with its comma, keeping comments; a line left empty goes too. For a dict
-    pair, `node` is its key. `within`: the call or import statement that holds it, if known."""
-    element = source.cst(node, kind, within) if kind != "pair" else source.cst_starting(node, kind)
+def remove_element(source: Source, node: ast.AST, within: ast.AST) -> Optional[TextEdit]:
+    """Delete one element of a comma-separated list (a call's argument, positional or keyword,
+    or an import's alias) with its comma, keeping comments; a line left empty goes too.
+    `within`: the call or import statement whose list holds it."""
+    element = source.element(node, within)
     return _remove_listed(source, element) if element is not None else None
 
 
-def remove_argument(source: Source, call: ast.Call, argument: ast.AST) -> Optional[TextEdit]:
-    """Delete one argument of a call (positional or keyword) with its comma."""
-    node = source.cst(call, "call", within=call)
-    arguments = node.field("arguments") if node else None
-    start, end = source.span(argument)
-    element = next((child for child in arguments.children() if child.range().start.index == start
-                    and child.range().end.index == end), None) if arguments else None
+def remove_pair(source: Source, key: ast.AST, holder: ast.Dict) -> Optional[TextEdit]:
+    """Delete a dict literal's pair, given its key, as `remove_element` deletes an element."""
+    element = source.element(key, holder, whole=False)
     return _remove_listed(source, element) if element is not None else None
 
 
-def _remove_listed(source: Source, element: SgNode) -> TextEdit:
-    start, end = element.range().start.index, element.range().end.index
-    after = element.next()
-    before = element.prev()
-    if after is not None and after.kind() == ",":
-        end = after.range().end.index
+def _remove_listed(source: Source, element: Listed) -> TextEdit:
+    start, end = element.start, element.end
+    if element.comma_after is not None:
+        end = element.comma_after
         while end < len(source.text) and source.text[end] in " \t":
             end += 1
-    elif before is not None and before.kind() == ",":
-        start = before.range().start.index
+    elif element.comma_before is not None:
+        start = element.comma_before
     if end == len(source.text) or source.text[end] in "\r\n":  # the line now ends where the element was:
         while start > 0 and source.text[start - 1] in " \t":  # no blanks left at its end
             start -= 1
     edit = _whole_lines(source, TextEdit(start, end, ""))
-    if edit.start == source.line_start(source.position(edit.start)[0]) and edit.start < element.range().start.index:
+    if edit.start == source.line_start(source.position(edit.start)[0]) and edit.start < element.start:
         # an element on lines of its own takes the comment lines right above it, which were about it
-        indentation = source.text[edit.start:element.range().start.index]
+        indentation = source.text[edit.start:element.start]
         start = edit.start
         while start > 0 and not indentation.strip():
             above = source.text.rfind("\n", 0, start - 1) + 1
@@ -469,14 +523,13 @@ def import_position(source: Source, tree: ast.Module, before: int) -> int:
 
 
 # --- options: keyword arguments, dict keys, argument-vector flags -----------------------------
-def drop_option(source: Source, node: ast.AST, value_node: Optional[ast.AST], call: Optional[ast.Call] = None
-                ) -> Optional[TextEdit]:
-    """Remove a keyword argument (of `call`, if known), or a dict pair given its key; flags are
-    left alone."""
-    if isinstance(node, ast.keyword):
-        return remove_element(source, node, "keyword_argument", within=call)
-    if value_node is not None and isinstance(node, ast.Constant):
-        return remove_element(source, node, "pair")
+def drop_option(source: Source, site: "Site") -> Optional[TextEdit]:
+    """Remove a matched keyword argument of its call, or a dict literal's pair given its key;
+    flags and keys assigned one by one (`args["key"] = value`) are left alone."""
+    if isinstance(site.node, ast.keyword) and site.call is not None:
+        return remove_element(source, site.node, site.call)
+    if site.holder is not None:
+        return remove_pair(source, site.node, site.holder)
     return None
 
 

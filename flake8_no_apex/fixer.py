@@ -1,8 +1,8 @@
 """Fix a module: the plugin's own findings, each rule's fixer, applied to a fixpoint.
 
 Every round re-analyses the current text, asks each finding's rule for a plan, applies the
-plans that do not overlap (ast-grep silently drops overlapping edits, so the others wait for
-the next round), adds the imports the new code names and removes the imports the fixes left
+plans that do not overlap (edits apply in one pass over the text, so the others wait for the
+next round), adds the imports the new code names and removes the imports the fixes left
 unused. The result of every round must parse, or the module is left as it was.
 """
 from __future__ import annotations
@@ -314,7 +314,7 @@ def _duplicated_imports(ctx: FixContext, checker: Checker, original: Set[int], o
                 continue
             made = [a for a in (seen[key], alias) if origin(ctx.source.span(a)[0]) not in original]
             if made:
-                edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name", statement)
+                edit = remove_element(ctx.source, alias, statement)
                 if edit is not None:
                     plans.append(plan([edit], Grade.SAFE))
     return plans
@@ -373,7 +373,7 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
         elif id(statement) in whole:
             edit = remove_statement(ctx.source, statement)
         else:
-            edit = remove_element(ctx.source, alias, "aliased_import" if alias.asname else "dotted_name", statement)
+            edit = remove_element(ctx.source, alias, statement)
         if edit is not None:
             plans.append(plan([edit], Grade.SAFE))
     return plans

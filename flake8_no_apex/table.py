@@ -242,6 +242,7 @@ class Site:
     call: Optional[ast.Call] = None  # the call whose callee or argument matched
     value: object = None  # the literal value of a matched keyword, if any
     value_node: Optional[ast.AST] = None  # the expression of a matched keyword or dict key
+    holder: Optional[ast.Dict] = None  # the dict literal of a matched key
     statement: Optional[ast.stmt] = None  # the import, for a finding at an import
     binding: Optional["Binding"] = None  # the resolver's Binding of the import or of the reference's root
     # each module in the rule's `fix_modules` -> the name that reaches it here ('' if free to

@@ -185,14 +185,14 @@ def test_parallel_jobs_say_what_one_process_says_of_files_they_check_while_surve
 
 def test_a_cold_check_imports_only_what_it_needs(tmp_path):
     """Checking code that passes the pre-filter but needs no fix imports neither flake8 nor the
-    writers, the concrete syntax tree, YAML, the process pool, logging or packaging's requirement
+    writers, YAML, the process pool, logging or packaging's requirement
     parser (the project's requirements name no library the rules know); nor, without a cache,
     hashlib, nor configparser where no INI file is, nor shutil (argparse's way to the width)."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\ndependencies = ["numpy>=2"]\n')
     (tmp_path / "train.py").write_text("import torch\n\nwith torch.amp.autocast('cuda'):\n    pass\n")
     run, imported = run_with_imports("check", "--no-cache", cwd=tmp_path)
     assert run.returncode == 0 and "flake8_no_apex.engine" in imported
-    unwanted = {"flake8", "ast_grep_py", "yaml", "multiprocessing", "logging", "packaging.requirements", "tempfile",
+    unwanted = {"flake8", "yaml", "multiprocessing", "logging", "packaging.requirements", "tempfile",
                 "difflib", "xml.etree.ElementTree", "signal", "shutil", "configparser", "hashlib"}
     assert not unwanted & imported, unwanted & imported
 

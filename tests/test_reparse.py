@@ -237,20 +237,31 @@ def test_random_renames_in_the_fixtures_give_the_whole_parse(path, rng, count):
     assert tree is None or dump(tree) == dump(ast.parse(after))
 
 
-def test_a_round_with_fixes_to_make_is_planned_on_a_parse_of_the_whole_text(monkeypatch):
+@pytest.mark.parametrize("wrong_call", ["torch.cuda.amp.GradScaler ()", "torch.cuda.amp.GradScaler(\n)"])
+def test_a_round_with_fixes_to_make_is_planned_on_a_parse_of_the_whole_text(monkeypatch, wrong_call):
     """Fault injection: a spliced tree that is wrong (here: the fixed call still reads the old
-    spelling, at the same positions) can only make the fixer look again, on `ast.parse`'s tree;
-    planned on the wrong tree, the second round's edits do not fit the text."""
+    spelling, at the same positions or on lines the text does not have) never edits the text: a
+    plan made on it either does not fit the text's tokens (no plan) or is made again on
+    `ast.parse`'s tree. (What such a round leaves as remaining findings is the splice's: the
+    splice equals the whole parse, as the tests above show.)"""
     text = "import torch\n\n\ndef f():\n    scaler = torch.cuda.amp.GradScaler()\n    return scaler\n"
     honest = fix_text(text)
-    assert 'torch.amp.GradScaler("cuda")' in honest.text
+    assert 'torch.amp.GradScaler("cuda")' in honest.text and honest.remaining == []
+    planned_on = []
 
     def wrong(tree, before, edits, after):
-        return ast.parse(after.text.replace('torch.amp.GradScaler("cuda")', "torch.cuda.amp.GradScaler ()"))
+        return ast.parse(after.text.replace('torch.amp.GradScaler("cuda")', wrong_call))
 
+    def recorded(ctx, finding):
+        planned_on.append(ctx.tree)
+        return plan_of(ctx, finding)
+
+    plan_of = fixer._plan
     monkeypatch.setattr(fixer, "reparsed", wrong)
+    monkeypatch.setattr(fixer, "_plan", recorded)
     result = fix_text(text)
-    assert result.text == honest.text and result.remaining == honest.remaining == []
+    assert result.text == honest.text and len(result.rounds) == 1
+    assert len(planned_on) == 2  # the first round's plan, and one on the wrong tree that fitted nothing
 
 
 def test_statements_far_down_are_moved_to_their_lines_node_by_node():

@@ -24,7 +24,7 @@ def fix_fp16(ctx, finding) -> Optional[Plan]:
     value = site.value_node.value if isinstance(site.value_node, ast.Constant) else None
     given = next((k for k in call.keywords if k.arg == "mixed_precision"), None)
     if value is False:
-        edit = drop_option(ctx.source, site.node, site.value_node, call)
+        edit = drop_option(ctx.source, site)
         return plan([edit], Grade.SAFE) if edit else None
     if given is None:
         renamed = rename_option(ctx.source, site.node, "fp16", "mixed_precision")
@@ -34,7 +34,7 @@ def fix_fp16(ctx, finding) -> Optional[Plan]:
         return None
     chosen = '"fp16"' if value is True else f'"fp16" if {_operand(ctx, site.value_node)} else ' \
         f'{_operand(ctx, given.value)}'
-    dropped = drop_option(ctx.source, site.node, site.value_node, call)
+    dropped = drop_option(ctx.source, site)
     # unsafe: accelerate checked the given value before fp16 overrode it (an unknown one raised)
     return plan([dropped, replace(ctx.source, given.value, chosen)], Grade.UNSAFE) if dropped else None
 

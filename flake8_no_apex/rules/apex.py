@@ -104,7 +104,7 @@ class NativeCall:
         edits = [replace(ctx.source, callee, f"{torch}.{self.target}")]
         for keyword in call.keywords:
             if keyword.arg in self.dropped:
-                edits.append(remove_element(ctx.source, keyword, "keyword_argument", within=call))
+                edits.append(remove_element(ctx.source, keyword, call))
         missing = [f"{k}={v}" for k, v in self.added.items() if all(kw.arg != k for kw in call.keywords)]
         if missing:
             last = max((ctx.source.span(a)[1] for a in [*call.args, *call.keywords]), default=None)

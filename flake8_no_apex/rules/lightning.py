@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import List, Optional
 
-from ..edits import drop_option, module_span, remove_argument, remove_element, rename_attribute, replace, replace_value
+from ..edits import drop_option, module_span, remove_element, rename_attribute, replace, replace_value
 from ..resolve import canonical
 from ..table import (DISCOURAGED, LEGACY, AttributeRead, ByFloor, Fix, Grade, Keyword, Parameter, Plan, Rule, Symbols,
                      TextEdit, Timeline, plan)
@@ -96,9 +96,9 @@ def _device_argument(ctx, call: Optional[ast.Call], old: str, new: str) -> Optio
     if len(call.args) > 2:  # the scaler was positional: it must become a keyword
         scaler = call.args[2]
         start = ctx.source.span(scaler)[0]
-        edit = remove_argument(ctx.source, call, device)
+        edit = remove_element(ctx.source, device, call)
         return [edit, TextEdit(start, start, "scaler=")] if edit else None
-    edit = remove_argument(ctx.source, call, device)
+    edit = remove_element(ctx.source, device, call)
     return [edit] if edit else None
 
 
@@ -124,7 +124,7 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
             return None
         edits.append(TextEdit(*module, package))
     start = ctx.source.span(alias)[0]
-    edits.append(remove_element(ctx.source, alias, "dotted_name", statement) if shared
+    edits.append(remove_element(ctx.source, alias, statement) if shared
                  else TextEdit(start, start + len(old), new))
     if None in edits:
         return None
@@ -246,7 +246,7 @@ _AMP_TYPE_FIX = Fix(Grade.DISPLAY, "the apex branch it guards usually goes away 
 def fix_drop(ctx, finding) -> Optional[Plan]:
     """Drop an apex setting: safe for the "native" value, unsafe for apex (numerics change)."""
     site = finding.site
-    edit = drop_option(ctx.source, site.node, site.value_node, site.call)
+    edit = drop_option(ctx.source, site)
     return plan([edit], Grade.SAFE if site.value == "native" else Grade.UNSAFE) if edit else None
 
 

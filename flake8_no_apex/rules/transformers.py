@@ -61,13 +61,13 @@ def fix_drop_backend(ctx, finding) -> Optional[Plan]:
     """Drop a backend option that 5.0 removed: safe where it chose native AMP, which 5.x always
     uses; unsafe for "cpu_amp", "apex" (APX302's) or a value not written out."""
     site = finding.site
-    edit = drop_option(ctx.source, site.node, site.value_node, site.call)
+    edit = drop_option(ctx.source, site)
     return plan([edit], Grade.SAFE if site.value in _NATIVE_BACKENDS else Grade.UNSAFE) if edit else None
 
 
 def fix_drop(ctx, finding) -> Optional[Plan]:
     """Drop an apex-only option: training moves from apex to native AMP."""
-    edit = drop_option(ctx.source, finding.site.node, finding.site.value_node, finding.site.call)
+    edit = drop_option(ctx.source, finding.site)
     return plan([edit], Grade.UNSAFE) if edit else None
 
 
