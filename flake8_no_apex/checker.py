@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ast
 from collections import defaultdict
-from dataclasses import replace
 from functools import lru_cache
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
@@ -223,7 +222,7 @@ class Checker(ScopeVisitor):
         hidden = not rule.applies(self.floors)
         if rule.fixer is not None and not hidden:
             names = {module: self.name_for(module, position) for module in rule.fix_modules}
-            site = replace(site, module_names=names, shim=bool(self.in_dual_path))
+            site = site._replace(module_names=names, shim=bool(self.in_dual_path))
         finding = Finding(*position, rule.code, rule.message(site, self.floors), rule, site)
         if library is None:
             self._add(finding, hidden)
@@ -290,7 +289,7 @@ class Checker(ScopeVisitor):
         hit = self.index.symbol(qualname)
         if hit:
             replacement, rule = hit
-            self.report(rule, replace(site, replacement=replacement), position)
+            self.report(rule, site._replace(replacement=replacement), position)
 
     def star_exports(self, module: str, name: str) -> bool:
         return self.index.symbol(f"{module}.{name}") is not None

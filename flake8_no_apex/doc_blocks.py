@@ -220,7 +220,7 @@ def _in_file(finding, source, placement: "Placement", offset: Optional[int] = No
     """The finding at the file's line and column (`offset`: where it is in `source`, else its own)."""
     line, column = source.position(source.finding_span(finding)[0] if offset is None else offset)
     _, at, column = placement.position(line, column)
-    return replace(finding, line=at, col=column - 1, site=replace(finding.site, node=None))
+    return finding._replace(line=at, col=column - 1, site=finding.site._replace(node=None))
 
 
 def _plan_in_file(plan, module_source, placement: "Placement", source, prompts):
@@ -238,7 +238,7 @@ def _plan_in_file(plan, module_source, placement: "Placement", source, prompts):
                 return None  # a `>>>` example's lines: `fix` says whether it can
             text = text.replace("\n", "\n" + " " * placement.lines[first][1])
         edits.append(TextEdit(source.offset(at, 0) + start - 1, source.offset(to, 0) + end - 1, text))
-    return replace(plan, edits=tuple(edits))
+    return plan._replace(edits=tuple(edits))
 
 
 _SHELL_LANGUAGES = {"bash", "sh", "shell", "console", "zsh", "shell-session", "shellsession", "bash-session"}
@@ -357,7 +357,7 @@ def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
     result.remaining = [_in_file(f, before, placement, result.original_offset(moved.finding_span(f)[0]))
                         for f in result.remaining] + shell
     result.on_disk = list(result.remaining)
-    result.fixed = [replace(f, line=placement.file_line(f.line)) for f in result.fixed]
+    result.fixed = [f._replace(line=placement.file_line(f.line)) for f in result.fixed]
     result.notes = [(placement.file_line(line), lines_named(note, lambda n: f"line {placement.file_line(n)}"))
                     for line, note in result.notes]
     result.text, result.rounds = "\n".join(lines), []

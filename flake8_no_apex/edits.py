@@ -27,8 +27,7 @@ _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")
 _FSTRING_PREFIX = re.compile(r"(?<![\w])[rRbBuU]?[fFtT][rR]?[\"']")  # f"..", rf'..', Fr"..", t-strings
 
 
-@dataclass(frozen=True, order=True)
-class TextEdit:
+class TextEdit(NamedTuple):
     """Replace the text from `start` to `end` (character offsets into the source) by `text`. (It
     lives here, not with the table's vocabulary that re-exports it, so that reading a module's
     text imports none of the table.)"""

@@ -12,7 +12,6 @@ import bisect
 import io
 import re
 from dataclasses import dataclass, field
-from dataclasses import replace as replace_fields
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
@@ -485,7 +484,7 @@ class Round:
         edits = list(fixed.edits)
         if fixed.imports:
             edits = _with_imports(ctx, self.checker, edits, set(fixed.imports))
-        return replace_fields(fixed, edits=tuple(self.source.requote(e) for e in edits))
+        return fixed._replace(edits=tuple(self.source.requote(e) for e in edits))
 
     def compiles(self, finished: Plan) -> bool:
         """Whether the module compiles with this plan (`finished`) alone applied. Each edit's unit (the
@@ -603,7 +602,7 @@ class Round:
             compile(final, "<plan>", "exec", dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return finished
-        return replace_fields(finished, edits=tuple(_line_edits(self.source, final)))
+        return finished._replace(edits=tuple(_line_edits(self.source, final)))
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

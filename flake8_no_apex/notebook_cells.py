@@ -327,7 +327,7 @@ def _shell(session: "Session", document: "Document", module: Virtual, source) ->
             continue
         for item in findings(text, cell.source, floors, session.index):
             line = first_line[cell.number] + item.finding.line - 1
-            found.append(replace(item.finding, line=line, col=module.module_column(line, item.finding.col)))
+            found.append(item.finding._replace(line=line, col=module.module_column(line, item.finding.col)))
             ends[line] = first_line[cell.number] + item.end_line - 1
     return session.filtered(document.path, source, found, noqa=noqa_on_command(source, ends))
 
@@ -356,7 +356,7 @@ def fix(session: "Session", document: "Document", unsafe: bool) -> "FixResult":
     remaining = [_relocated(f, after, None, moved) for f in result.remaining] + shell_after
     order = sorted(range(len(remaining)), key=lambda i: (remaining[i].line, remaining[i].col))
     result.remaining, result.on_disk = [remaining[i] for i in order], [on_disk[i] for i in order]
-    result.fixed = [replace(f, line=_cell_line(module, f.line)) for f in result.fixed]
+    result.fixed = [f._replace(line=_cell_line(module, f.line)) for f in result.fixed]
     from .doc_blocks import lines_named
 
     def named(number: int) -> str:
@@ -408,7 +408,7 @@ def _relocated(finding, module: Virtual, offset: Optional[int], source):
     start = source.finding_span(finding)[0] if offset is None else offset
     line, column = source.position(start)
     cell, within, column = module.position(line, column)
-    return replace(finding, line=CellLine(cell, within) if cell is not None else line, col=column - 1)
+    return finding._replace(line=CellLine(cell, within) if cell is not None else line, col=column - 1)
 
 
 def _split(text: str, module: Virtual) -> Optional[Dict[int, str]]:

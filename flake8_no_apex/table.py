@@ -4,13 +4,18 @@ produces (findings, edits, plans).
 A rule is data. Its matchers say *what* to look for in terms the checker understands
 (qualified names, keyword arguments, attribute reads, parameters); the checker owns *how*
 to find them. Adding a deprecation means adding a `Rule` row to a module in `rules/`.
+
+The rows and what they produce are NamedTuples (immutable, compared field by field, changed
+with `_replace`), not frozen dataclasses: Python compiles a dataclass's methods when the class
+is made, about 1 ms each, and these 13 were a third of a cold `check`'s imports.
 """
 from __future__ import annotations
 
 import ast
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, List, Mapping, Optional, Protocol, Tuple, Union
+from types import MappingProxyType
+from typing import (TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Protocol,
+                    Tuple, Union)
 
 from packaging.version import Version
 
@@ -59,8 +64,7 @@ _STATUS_PHRASES = {
 }
 
 
-@dataclass(frozen=True)
-class Timeline:
+class Timeline(NamedTuple):
     """One deprecation's history, as released versions of `library` (see docs/timeline.md)."""
 
     library: str
@@ -121,8 +125,7 @@ class Grade(enum.Enum):
     DISPLAY = "display-only"
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     grade: Grade
     why: str
 
@@ -140,8 +143,7 @@ def symbol_matches(spec: str, qualname: str) -> bool:
     )
 
 
-@dataclass(frozen=True)
-class Symbols:
+class Symbols(NamedTuple):
     """Names from a library, reported at the import that binds them and at every use.
 
     `names` maps each name to the text that replaces it (used as `{replacement}` in advice).
@@ -151,8 +153,7 @@ class Symbols:
     names: Mapping[str, str]
 
 
-@dataclass(frozen=True)
-class Modules:
+class Modules(NamedTuple):
     """Imports of deprecated modules (`import m`, `from m import x`, `from pkg import m`).
 
     A bare `import <root>` is reported too, unless the module only uses parts of the
@@ -165,8 +166,7 @@ class Modules:
     root_replacement: str = ""
 
 
-@dataclass(frozen=True)
-class Keyword:
+class Keyword(NamedTuple):
     """A keyword argument, optionally only with some literal values.
 
     Found on calls whose callee matches one of `callees` (symbol specs, including local
@@ -198,8 +198,7 @@ class Keyword:
     launcher: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class AttributeRead:
+class AttributeRead(NamedTuple):
     """`<receiver>.name` read in a module importing `library`, where the receiver looks
     like `receiver_hint` (its last identifier contains it; "" for none) or resolves to
     `receivers` (a library class, a local subclass of it, or `self` in a method of one)."""
@@ -210,8 +209,7 @@ class AttributeRead:
     receivers: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Parameter:
+class Parameter(NamedTuple):
     """A parameter `name` of a method `function` defined in a module importing `library`."""
 
     function: str
@@ -219,8 +217,7 @@ class Parameter:
     library: str
 
 
-@dataclass(frozen=True)
-class Dependency:
+class Dependency(NamedTuple):
     """A distribution pinned in dependency files (requirements, pyproject, setup.cfg), by
     name or by a URL or wheel that names it."""
 
@@ -232,8 +229,7 @@ class Dependency:
 Matcher = Union[Symbols, Modules, Keyword, AttributeRead, Parameter, Dependency]
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     """What the checker found, as the advice of a rule needs it."""
 
     node: ast.AST  # the reference, keyword, key, import alias (or import, for a module)
@@ -247,15 +243,14 @@ class Site:
     binding: Optional["Binding"] = None  # the resolver's Binding of the import or of the reference's root
     # each module in the rule's `fix_modules` -> the name that reaches it here ('' if free to
     # import, None if that name means something else): what the fixer may write
-    module_names: Mapping[str, Optional[str]] = field(default_factory=dict)
+    module_names: Mapping[str, Optional[str]] = MappingProxyType({})
     shim: bool = False  # in the old-release half of code that also has the new spelling: not fixed
 
 
 Floors = Mapping[str, Version]  # library -> oldest supported release; missing: the newest
 
 
-@dataclass(frozen=True)
-class ByFloor:
+class ByFloor(NamedTuple):
     """An advice template that changes with the oldest supported release of `library`:
     `steps` are (first release the text applies to, text), oldest first, None for older."""
 
@@ -271,8 +266,7 @@ class ByFloor:
 Advice = Union[str, ByFloor, Callable[[Site, Floors], str]]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """One deprecated usage. Several rows may share a code when their timelines differ."""
 
     code: str
@@ -334,8 +328,7 @@ def render_literal(value: object) -> str:
 
 
 # --- what rules produce -------------------------------------------------------------------
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     line: int  # an inputs.CellLine where `fix` reports a notebook's finding
     col: int  # 0-based, as flake8 expects from plugins
     code: str
@@ -350,8 +343,7 @@ class Finding:
         return self.message.split(" ", 1)[1]
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """The edits that fix one finding (or several, all or nothing)."""
 
     edits: Tuple[TextEdit, ...]
