@@ -7,7 +7,7 @@ to find them. Adding a deprecation means adding a `Rule` row to a module in `rul
 
 The rows and what they produce are NamedTuples (immutable, compared field by field, changed
 with `_replace`), not frozen dataclasses: Python compiles a dataclass's methods when the class
-is made, about 1 ms each, and these 13 were a third of a cold `check`'s imports.
+is made, about 1 ms each (a NamedTuple: 0.3 ms), and these 13 were a fifth of a cold `check`'s imports.
 """
 from __future__ import annotations
 
