@@ -209,7 +209,8 @@ def main() -> None:
         else:
             PYTHON = str(installed(args.checkout.resolve(), work))
             TOOL = [str(Path(PYTHON).with_name("flake8-no-apex"))]
-            print(f"the product: flake8-no-apex, installed from {args.checkout.resolve()} into a new virtual environment")
+            print(f"the product: flake8-no-apex, installed from {args.checkout.resolve()} "
+                  "into a new virtual environment")
         yardstick = ruff()
         has_server = subprocess.run([PYTHON, "-c", "import pygls"], capture_output=True).returncode == 0
         if not has_server:

@@ -248,7 +248,8 @@ class _NameForAtEveryMarker(Checker):
 
 
 _STATEMENTS = ["import torch.amp as {0}", "from torch import amp as {0}", "{0} = 1", "import torch",
-               "if c:\n    import torch.amp as {0}", "try:\n    import torch.amp as {0}\nexcept ImportError:\n    {0} = 0",
+               "if c:\n    import torch.amp as {0}",
+               "try:\n    import torch.amp as {0}\nexcept ImportError:\n    {0} = 0",
                "del {0}", "def f():\n    import torch.amp as {0}\n    marker()", "marker()"]
 
 
