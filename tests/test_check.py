@@ -197,6 +197,21 @@ def test_a_cold_check_imports_only_what_it_needs(tmp_path):
     assert not unwanted & imported, unwanted & imported
 
 
+def test_fixes_that_remove_arguments_and_imports_need_no_concrete_syntax_tree(tmp_path):
+    """The fixes take commas, parentheses and comments from Python's tokenizer: a `fix` that drops
+    a keyword, an argument's comma and an import's name loads no ast-grep (it is only the test
+    extra's oracle), and writes what it used to."""
+    (tmp_path / "train.py").write_text(
+        "from pytorch_lightning import Trainer\nfrom torch.cuda.amp import GradScaler, autocast\n"
+        "trainer = Trainer(gpus=1,  # one\n    amp_backend='native', precision=16)\nscaler = GradScaler()\n")
+    run, imported = run_with_imports("fix", "train.py", cwd=tmp_path)
+    assert run.returncode == 1 and "1 file fixed (3 fixes), 1 finding needs manual changes" in run.stderr
+    assert "ast_grep_py" not in imported and "flake8_no_apex.fixer" in imported
+    assert (tmp_path / "train.py").read_text() == (  # the import of `autocast` is the finding left
+        "import torch\nfrom pytorch_lightning import Trainer\nfrom torch.cuda.amp import autocast\n"
+        "trainer = Trainer(gpus=1,  # one\n    precision=\"16-mixed\")\nscaler = torch.amp.GradScaler(\"cuda\")\n")
+
+
 def test_noqa_and_config_files(tmp_path):
     (tmp_path / "a.py").write_text(
         "import torch\nwith torch.cuda.amp.autocast():  # noqa: APX201\n    s = torch.cuda.amp.GradScaler()\n"
