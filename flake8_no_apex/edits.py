@@ -46,7 +46,8 @@ class Token(NamedTuple):
 
 class Listed(NamedTuple):
     """An element of a comma-separated list: where it is, and the commas right beside it (only
-    blanks and line breaks between; a comment between is no neighbouring comma)."""
+    blanks, line breaks and backslash continuations between; past a comment, a comma is not
+    beside it)."""
 
     start: int
     end: int
