@@ -8,7 +8,9 @@ from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Tuple
 
 from packaging.version import Version
 
-from .resolve import ScopeVisitor, canonical, chain_root, instance_attributes, push_children
+from .edits import Source
+from .prefilter import _NOT_IDENTIFIER_BYTES
+from .resolve import ScopeVisitor, canonical, chain_root, instance_attributes, push_children, walk
 from .rules import RULES
 from .table import (
     LIBRARY_ROOTS,
@@ -120,6 +122,17 @@ class RuleIndex:
         for m, rule in self.modules:
             for prefix, replacement in m.prefixes.items():
                 self._module_prefixes[prefix.split(".")[0]].append((prefix, replacement, rule))
+        # the words a finding spells where it is (`Checker.skips`): a symbol's, a module root's, a
+        # keyword's, an attribute's, a parameter's, a positional argument's callee's; and `import`
+        self.words = frozenset({
+            *self.symbols, *self._module_prefixes, *self.roots, *self.keywords, *self.dict_keys, *self.argv,
+            *self.attributes, *self.parameters, *(m.name for rows in self.parameters.values() for m, _ in rows),
+            *(part for m, _ in self.positional for spec in m.callees for part in spec.split(":")[1].split(".")),
+            "import"})
+        self._byte_words = frozenset(word.encode() for word in self.words)
+        self._callee_names = frozenset(spec.rsplit(".", 1)[-1].split(":")[-1] for m, _ in self.positional
+                                       for spec in m.callees)  # what a callee of theirs is last named
+        self._reaches: Dict[str, bool] = {}  # `reaches_rule`'s answers by dotted name
         for specs in self.symbols.values():  # the most specific module wins: `...utilities.enums:AMPType`
             specs.sort(key=lambda entry: -len(entry[0].split(":")[0]))  # before `...utilities:AMPType`
         for prefixes in self._module_prefixes.values():  # and `apex.contrib.fmha` before `apex.contrib`
@@ -146,6 +159,23 @@ class RuleIndex:
                     if qualname == prefix or qualname.startswith(prefix + ".")), None)
         self._module_of[qualname] = hit
         return hit
+
+    def reaches_rule(self, binding) -> bool:
+        """Whether code may reach a rule through a name so bound without spelling any of `words`:
+        an alias of a deprecated symbol or module, of a package root a rule watches, of a
+        positional argument's callee, or a local subclass of a library class."""
+        qualname = binding.qualname
+        if binding.subclass_of is not None:
+            return True
+        if not qualname:
+            return False
+        reaches = self._reaches.get(qualname)
+        if reaches is None:
+            reaches = self._reaches[qualname] = self.symbol(qualname) is not None or \
+                self.deprecated_module(qualname) is not None or qualname.split(".", 1)[0] in self.roots or \
+                qualname.rsplit(".", 1)[-1] in self._callee_names and any(
+                    symbol_matches(spec, canonical(qualname)) for m, _ in self.positional for spec in m.callees)
+        return reaches
 
     def is_shim_spelling(self, name: str) -> bool:
         """Whether a dotted name is a new spelling a compatibility shim tests for, or inside one."""
@@ -179,8 +209,15 @@ class Checker(ScopeVisitor):
         index: Optional[RuleIndex] = None,
         floors: Optional[Mapping[str, Version]] = None,
         walrus: bool = True,
+        source: Optional[Source] = None,
     ):
         super().__init__(walrus)
+        # the module's text, for `skips` (without it every function body is visited)
+        self._source = source
+        self._translated: Optional[bytes] = None  # an ASCII module's text, its non-identifier bytes blanked
+        self._reaching: Dict[int, Tuple[Dict[str, object], FrozenSet[object]]] = {}  # `_reaching_names`
+        self._skipped_words: List[List[object]] = []  # the words of each skipped body
+        self._spelled_in_skipped: Optional[FrozenSet[str]] = None  # all of them, on the first question
         self.index = index or default_index()
         self.floors = dict(floors or {})
         self.findings: Dict[Tuple[int, int, str], Finding] = {}
@@ -200,6 +237,7 @@ class Checker(ScopeVisitor):
 
     def check(self, tree: ast.AST) -> List[Finding]:
         self.run(tree)
+        self._source = None  # (a Source the fixer gives `all_joined_strings` holds no cycle through it)
         self._finish_bare_roots()
         for library, finding, hidden in self._pending:
             if library in self.imported:
@@ -207,6 +245,72 @@ class Checker(ScopeVisitor):
         for key in self.findings.keys() & self.hidden.keys():  # a place another row reports is no hidden one
             del self.hidden[key]
         return sorted(self.findings.values(), key=lambda f: (f.line, f.col, f.code))
+
+    # --- bodies that cannot hold a finding ------------------------------------------------
+    def skips(self, fn: ast.AST, scopes) -> bool:
+        """A function body (the module, its classes and the functions around it visited) whose
+        text spells none of the words a finding needs where it stands (`RuleIndex.words`) nor a
+        name that reaches a rule from the scopes it sees (`RuleIndex.reaches_rule`) cannot hold a
+        finding: what a finding reads is spelled at it, but for the names it goes through.
+        Most of a large module's functions are such (Lightning's: 40% of the nodes)."""
+        source = self._source
+        if source is None:
+            return False
+        first = fn.body[0]  # from its decorators on (a decorated statement's line is its `def`'s)
+        decorators = getattr(first, "decorator_list", None)
+        start, end = source.lines_span(decorators[0].lineno if decorators else first.lineno, fn.end_lineno)
+        if self._translated is None:
+            self._translated = source.text.encode("ascii").translate(_NOT_IDENTIFIER_BYTES) \
+                if source.text.isascii() else b""
+        if self._translated:
+            words: List[object] = self._translated[start:end].split()
+            needed = self.index._byte_words
+        else:  # characters, split as the pre-filter splits them (prefilter.present says why)
+            text = source.text[start:end].encode("utf-8", "surrogatepass").translate(_NOT_IDENTIFIER_BYTES)
+            words = text.decode("utf-8", "surrogatepass").split()
+            needed = self.index.words
+        if not needed.isdisjoint(words):
+            return False
+        # the scopes it sees, as `lookup` does (its own holds only parameters and the unbound yet)
+        if any(not self._reaching_names(scope).isdisjoint(words) for scope in scopes[:-1] if scope.kind != "class"):
+            return False
+        self._skipped_words.append(words)
+        self._spelled_in_skipped = None
+        return True
+
+    def _reaching_names(self, scope) -> FrozenSet[object]:
+        """The names of a scope that reach a rule (in the text's kind: bytes for an ASCII module).
+        A scope is whole when a body it sees is asked about: the module's and each class's walked
+        first, a function's before the functions inside it."""
+        known = self._reaching.get(id(scope))
+        if known is None:
+            names = [name for name, binding in scope.items() if self.index.reaches_rule(binding)]
+            # (the scope is kept with its names: an id is unique only while its object lives)
+            known = self._reaching[id(scope)] = (scope, frozenset(
+                [name.encode() for name in names] if self._translated else names))
+        return known[1]
+
+    def complete(self, names: Optional[Iterable[str]] = None) -> bool:
+        """Visit the skipped bodies (`ScopeVisitor.complete`); with `names`, only when one of them
+        spells one of those names (what is asked of their uses, of the names bound or of the
+        strings then needs them). Whether any was visited."""
+        if not self.skipped:
+            return False
+        if names is not None:
+            if self._spelled_in_skipped is None:
+                words = {word for body in self._skipped_words for word in body}
+                self._spelled_in_skipped = frozenset(
+                    word.decode() for word in words) if self._translated else frozenset(words)
+            if self._spelled_in_skipped.isdisjoint(names):
+                return False
+        super().complete()
+        self._skipped_words, self._spelled_in_skipped = [], None
+        return True
+
+    def all_joined_strings(self) -> List[ast.JoinedStr]:
+        """Every f-string of the module, those of the skipped bodies too (found without their visit)."""
+        return self.joined_strings + [node for _, fn in self.skipped for statement in fn.body
+                                      for node in walk(statement) if isinstance(node, ast.JoinedStr)]
 
     def hidden_findings(self) -> List[Finding]:
         """What the rules would report but the version targets hide (after `check`)."""

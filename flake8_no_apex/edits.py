@@ -15,7 +15,7 @@ import tokenize
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
-from typing import TYPE_CHECKING, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
 
 from .resolve import dotted_name, walk
 
@@ -116,7 +116,7 @@ class Source:
     text: str
     _token_lists: Dict[Tuple[int, int], Optional[Tokens]] = field(default_factory=dict, init=False, repr=False)
     _fstrings: Optional[List[Tuple[int, int, str]]] = field(default=None, init=False, repr=False)
-    _joined_strings: Optional[List[ast.JoinedStr]] = field(default=None, init=False, repr=False)
+    _joined_strings: Optional[Callable[[], List[ast.JoinedStr]]] = field(default=None, init=False, repr=False)
 
     @cached_property
     def _starts(self) -> List[int]:
@@ -142,6 +142,11 @@ class Source:
 
     def line_start(self, lineno: int) -> int:
         return self._starts[lineno - 1]
+
+    def lines_span(self, first: int, last: int) -> Tuple[int, int]:
+        """Character offsets of where line `first` starts and line `last` ends (its break included)."""
+        starts = self._starts
+        return starts[first - 1], starts[last] if last < len(starts) else len(self.text)
 
     def position(self, offset: int) -> Tuple[int, int]:
         """(line, 1-based character column) of a character offset."""
@@ -234,18 +239,19 @@ class Source:
         tokens = listed.tokens
         return next((tokens[i].start for i in range(after_callee, len(tokens)) if _operator(tokens[i], "(")), None)
 
-    def know_fstrings(self, joined_strings: List[ast.JoinedStr]) -> None:
-        """The module's f-strings (the resolver's record), so that an edit that first needs them
-        walks no tree."""
+    def know_fstrings(self, joined_strings: Callable[[], List[ast.JoinedStr]]) -> None:
+        """Where the module's f-strings are (the resolver's record), so that an edit that first
+        needs them walks no tree (or only the parts the resolver did not walk)."""
         self._joined_strings = joined_strings
 
     def _find_fstrings(self) -> None:
         self._fstrings = []
         if not _FSTRING_PREFIX.search(self.text):  # no f-string can start anywhere: no walk
             return
-        joined = self._joined_strings
-        if joined is None:
+        if self._joined_strings is None:
             joined = [node for node in walk(ast.parse(self.text)) if isinstance(node, ast.JoinedStr)]
+        else:
+            joined = self._joined_strings()
         for node in joined:
             if getattr(node, "end_lineno", None):
                 start, end = self.span(node)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import (Source, import_position, raising_guard, remove_element, remove_statement, replace,
@@ -46,9 +46,13 @@ class FixContext:
     noqa: Callable[[int, str], bool]  # (line, code) -> suppressed
     bindings: Dict[int, object]  # id of an import alias -> the resolver's Binding
     calls: Dict[int, ast.Call]  # id of a callee -> its call
-    bound: Set[str]  # every name the module binds, in any scope (the resolver's)
+    # every name the module binds, in any scope (the resolver's; ask `binds`, or `complete` first)
+    _bound: Set[str]
     holder_strings: List[str]  # the strings of annotations and `__all__` values (the resolver's)
     hints: Set[int]  # ids of the references read in annotations (the resolver's)
+    # the resolver's `Checker.complete`: the records above (and the uses of imports) are of the
+    # function bodies it visited; those that could hold no finding are visited when asked for
+    _complete: Callable[[Optional[Iterable[str]]], bool]
     findings: List[Finding] = field(default_factory=list)  # the module's selected findings
     memo: Dict[object, object] = field(default_factory=dict)  # module-wide analyses, once per round
     explanations: Dict[str, int] = field(default_factory=dict)  # why a fixer left code: text -> line
@@ -61,9 +65,31 @@ class FixContext:
         """Say why a fix that could apply does not (shown by `fix` next to the findings)."""
         self.explanations.setdefault(text, line)
 
-    @cached_property
+    def complete(self, names: Optional[Iterable[str]] = None) -> None:
+        """Have the resolver's records cover the whole module (for `names`: as far as they are
+        concerned): before reading the uses of an import, or the names bound, of a name."""
+        if self._complete(names):
+            self.__dict__.pop("_in_strings", None)
+
+    @property
+    def bound(self) -> Set[str]:
+        """Every name the module binds, in any scope."""
+        self.complete()
+        return self._bound
+
+    @property
     def named_in_strings(self) -> Set[str]:
         """Names used through strings: `__all__` entries, string annotations (on demand)."""
+        self.complete()
+        return self._in_strings
+
+    def in_strings(self, name: str) -> bool:
+        """Whether a string annotation or `__all__` names `name`."""
+        self.complete((name,))
+        return name in self._in_strings
+
+    @cached_property
+    def _in_strings(self) -> Set[str]:
         return _named_in_strings(self.holder_strings)
 
     @cached_property
@@ -88,7 +114,8 @@ class FixContext:
 
     def binds(self, name: str) -> bool:
         """Whether the module binds `name` anywhere."""
-        return name in self.bound
+        self.complete((name,))
+        return name in self._bound
 
     def binding(self, alias: ast.alias):
         return self.bindings.get(id(alias))
@@ -264,6 +291,8 @@ def _import_keys(checker: Checker, source: Source, origin: Callable[[int], int]
 
 def used_imports(checker: Checker, source: Source) -> Set[int]:
     """The imports a module reads (by their place): only these may go once fixes rewrote their last use."""
+    checker.complete([alias.asname or alias.name.split(".")[0] for alias, _, binding in checker.imports
+                      if not binding.uses])
     return {key for key, _, _, binding in _import_keys(checker, source, _same) if binding.uses}
 
 
@@ -334,7 +363,9 @@ def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_
     guards: Dict[int, ast.stmt] = {}  # raising guards whose imports may go
     for key, alias, statement, binding in _import_keys(checker, ctx.source, origin):
         name = alias.asname or alias.name.split(".")[0]
-        if binding.uses or key not in used_before or name not in released or name in ctx.named_in_strings:
+        if not binding.uses and name in released:
+            ctx.complete((name,))  # a body skipped by the walk may read it
+        if binding.uses or key not in used_before or name not in released or ctx.in_strings(name):
             continue
         if exported(name):
             ctx.explain(alias.lineno, f"the import of {name} stays: another module of this run imports it from here")
@@ -439,7 +470,8 @@ class Round:
            source: Optional[Source] = None) -> "Round":
         source = source or Source(text)
         tree = ast.parse(text) if tree is None else tree
-        checker = Checker(index, floors=floors, walrus=":=" in text)  # no `:=`: expressions bind no local name
+        # (no `:=`: expressions bind no local name; the source: bodies that hold no finding are skipped)
+        checker = Checker(index, floors=floors, walrus=":=" in text, source=source)
         found = checker.check(tree)
         noqa = noqa_lines(source, checker.multiline_literals) if honour_noqa else _never
         findings = [f for f in found if selected(f.code) and not noqa(f.line, f.code)]
@@ -447,11 +479,11 @@ class Round:
         return cls(source, tree, checker, findings, noqa, dict(floors), hidden)
 
     def context(self) -> FixContext:
-        self.source.know_fstrings(self.checker.joined_strings)
+        self.source.know_fstrings(self.checker.all_joined_strings)
         bindings = {id(alias): binding for alias, _, binding in self.checker.imports}
         return FixContext(self.source, self.tree, self.floors, spell(self.floors), self.noqa, bindings,
                           self.checker.calls, self.checker.bound_names, self.checker.holder_strings,
-                          self.checker.hints, self.findings)
+                          self.checker.hints, self.checker.complete, self.findings)
 
     def plans(self, path: Optional[Path] = None, cleanup: bool = True) -> List[Optional[Plan]]:
         """The plan that would fix each finding (including the import it needs), as `check
@@ -579,6 +611,7 @@ class Round:
         """Whether the plan rewrites every use of an import it releases (only then can `fix`'s
         cleanup remove one: the analysis of the text after it is needed only then)."""
         spans = [(e.start, e.end) for e in finished.edits]
+        self.checker.complete(finished.releases)  # a body skipped by the walk may read one
         for alias, _, binding in self.checker.imports:
             if (alias.asname or alias.name.split(".")[0]) in finished.releases and binding.uses and all(
                     any(start <= self.source.span(use)[0] < end for start, end in spans) for use in binding.uses):

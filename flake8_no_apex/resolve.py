@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
+from collections import deque
+from typing import Callable, Deque, Dict, FrozenSet, Iterable, Iterator, List, Optional, Set, Tuple
 
 # Lightning ships one code base under several names; fold them into one spelling so a
 # rule written for `lightning.pytorch` also covers `pytorch_lightning`.
@@ -365,7 +366,9 @@ class ScopeVisitor(ast.NodeVisitor):
     def __init__(self, walrus: bool = True) -> None:
         self.walrus = walrus  # whether the module may bind names inside expressions (`:=`)
         self.scopes: List[Scope] = [Scope("module")]
-        self._deferred: List[tuple] = []
+        self._deferred: Deque[tuple] = deque()  # (scopes, function): bodies to visit, in order
+        # the bodies `skips` passed over: visited only if some later question needs them (`complete`)
+        self.skipped: List[tuple] = []
         self.in_fallback = 0  # depth inside `except ImportError` handlers of a shim
         self.in_import_probe = 0  # depth inside `try:` bodies whose handlers catch ImportError
         self.in_annotation = 0  # depth inside annotations of parameters, returns and variables
@@ -438,12 +441,37 @@ class ScopeVisitor(ast.NodeVisitor):
     # --- entry point ------------------------------------------------------------------
     def run(self, tree: ast.AST) -> None:
         self.visit(tree)
-        while self._deferred:
-            scopes, fn = self._deferred.pop(0)
+        self._visit_deferred(skipping=True)
+
+    def _visit_deferred(self, skipping: bool) -> None:
+        deferred = self._deferred
+        while deferred:
+            scopes, fn = deferred.popleft()
+            if skipping and self.skips(fn, scopes):
+                self.skipped.append((scopes, fn))
+                continue
+            scope = scopes[-1]
+            for name in _local_names(fn, self.walrus):  # local throughout: unbound until assigned
+                scope.setdefault(name, UNBOUND)  # (a parameter stays one)
+            self.bound_names.update(scope)
             saved, self.scopes, self.guarded = self.scopes, scopes, 0
             for stmt in fn.body:
                 self.visit(stmt)
             self.scopes = saved
+
+    def skips(self, fn: ast.AST, scopes: List[Scope]) -> bool:
+        """Hook: whether a function body can be passed over, its visit sure to find nothing. What
+        else the visit records (the uses of imports, the names bound, strings, f-strings) it then
+        records only when `complete` is asked for it."""
+        return False
+
+    def complete(self) -> None:
+        """Visit the bodies `skips` passed over (and the functions inside them), as `run` would
+        have: what they record is then as a walk of the whole module records it (lists in
+        another order)."""
+        self._deferred.extend(self.skipped)
+        self.skipped = []
+        self._visit_deferred(skipping=False)
 
     # --- lookups ----------------------------------------------------------------------
     def lookup(self, name: str) -> Optional[Binding]:
@@ -623,9 +651,7 @@ class ScopeVisitor(ast.NodeVisitor):
         self.in_annotation -= 1
         self.bind(node.name, UNKNOWN)
         self.on_function(node)
-        scope = Scope("function")
-        for name in _local_names(node, self.walrus):
-            scope[name] = UNBOUND
+        scope = Scope("function")  # (the names its body binds are added when it is visited)
         for arg in _parameters(node.args):
             scope[arg.arg] = UNKNOWN
         receiver = self._receiver(node)

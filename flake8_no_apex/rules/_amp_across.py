@@ -283,7 +283,7 @@ class AcrossScopes:
             return
         home = self.scaler.home
         name = self.scaler.name
-        if self.parents.get(id(home)) is not self.tree or home.name in self.ctx.named_in_strings \
+        if self.parents.get(id(home)) is not self.tree or self.ctx.in_strings(home.name) \
                 or self.ctx.exported(home.name):
             raise Refused(f"{home.name}() would have to return the scaler, and is used outside this module")
         if self.places[id(self.init_statement)].block is not home.body:
@@ -339,7 +339,7 @@ class AcrossScopes:
                         raise Refused(f"{function.name}() is used elsewhere than after amp.initialize in "
                                       "the function that calls it: pass the scaler by hand")
                     calls.append(call)
-            if not calls or function.name in self.ctx.named_in_strings:
+            if not calls or self.ctx.in_strings(function.name):
                 raise Refused(f"{function.name}() is not called where the scaler is created")
             if self.ctx.exported(function.name):
                 raise Refused(f"{function.name}() would take the scaler as a parameter, and another module of the "
@@ -380,7 +380,7 @@ class AcrossScopes:
                         and call.lineno > self.init_statement.lineno):
                     raise Refused(f"{what} (line {node.lineno}) is in {method.name}(), which runs elsewhere than "
                                   f"after amp.initialize in {creator.name}(), where the scaler would be created")
-        if getattr(method, "name", "") in self.ctx.named_in_strings:
+        if self.ctx.in_strings(getattr(method, "name", "")):
             raise Refused(f"{method.name}() is named in a string: pass the scaler by hand")
 
     # a class that scales for an amp.initialize of another module --------------------------------

@@ -197,7 +197,7 @@ class ForwardAndBackward:
                 raise Refused(f"{what} is {function.name}()'s parameter, and {function.name}() is used on line "
                               f"{node.lineno} other than called with its arguments listed")
             calls.append(call)
-        if not calls or function.name in self.ctx.named_in_strings or (not method and self.ctx.exported(function.name)):
+        if not calls or self.ctx.in_strings(function.name) or (not method and self.ctx.exported(function.name)):
             raise Refused(f"{what} is {function.name}()'s parameter, and {function.name}() is not called only "
                           "in this module")
         return calls

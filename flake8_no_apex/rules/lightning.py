@@ -108,12 +108,13 @@ def _rename_import(ctx, statement: ast.ImportFrom, alias: ast.alias, old: str, n
     re-exported (unused here, or in `__all__`: importers need it) or the new name is taken."""
     package = _plugins_package(statement.module or "")
     binding = ctx.binding(alias)
+    ctx.complete((alias.asname or alias.name,))  # every use: one in a body the walk skipped too
     if package is None or binding is None or getattr(alias, "lineno", None) is None or not binding.uses:
         return None
     # `import Native..., MixedPrecisionPlugin` (or two old names of one new class): the import
     # already binds the new name, or an earlier name of it is renamed to it; the old name goes
     shared = package == statement.module and alias.asname is None and _bound_beside(ctx, statement, alias, new)
-    if alias.asname is None and not shared and (old in ctx.named_in_strings or ctx.binds(new)):
+    if alias.asname is None and not shared and (ctx.in_strings(old) or ctx.binds(new)):
         return None
     if any(ctx.noqa(use.lineno, "APX007") for use in binding.uses):
         return None
