@@ -162,11 +162,12 @@ class RuleIndex:
 
     def reaches_rule(self, binding) -> bool:
         """Whether code may reach a rule through a name so bound without spelling any of `words`:
-        an alias of a deprecated symbol or module, of a package root a rule watches, of a
-        positional argument's callee, or a local subclass of a library class."""
-        qualname = binding.qualname
-        if binding.subclass_of is not None:
-            return True
+        an alias of a deprecated symbol or module, of a package root a rule watches, or of a
+        positional argument's callee, or a local subclass of one (called, it is its base; its
+        attributes are read with their own names)."""
+        return self._reaches_rule(binding.qualname) or self._reaches_rule(binding.subclass_of)
+
+    def _reaches_rule(self, qualname: Optional[str]) -> bool:
         if not qualname:
             return False
         reaches = self._reaches.get(qualname)

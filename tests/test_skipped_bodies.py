@@ -174,3 +174,35 @@ def test_skipped_bodies_change_nothing_anywhere(monkeypatch):
     fast = [(_plans(text), fix_text(text).text) for text in with_findings]
     _every_body_walked(monkeypatch)
     assert len(with_findings) > 40 and fast == [(_plans(text), fix_text(text).text) for text in with_findings]
+
+
+def test_a_local_subclass_reaches_a_rule_only_through_its_base():
+    """Called, a local subclass is its base: one of a positional argument's callee is walked
+    where it is read (`Plugin(16, kind, level)` passes amp_type and amp_level by position); one
+    of `torch.nn.Module` reaches no rule, and a body that reads it alone is passed over."""
+    text = textwrap.dedent("""\
+        import torch
+        from pytorch_lightning.plugins import DeepSpeedPrecisionPlugin
+
+
+        class Plugin(DeepSpeedPrecisionPlugin):
+            pass
+
+
+        class Net(torch.nn.Module):
+            pass
+
+
+        def plugin(kind, level):
+            return Plugin(16, kind, level)
+
+
+        def net():
+            return Net()
+        """)
+    checker = Checker(source=Source(text))
+    found = checker.check(ast.parse(text))
+    assert [fn.name for _, fn in checker.skipped] == ["net"]
+    assert {f.line for f in found} >= {14}
+    every = Checker()
+    assert _found(every, ast.parse(text)) == _found(Checker(source=Source(text)), ast.parse(text))
