@@ -19,8 +19,9 @@ from __future__ import annotations
 import binascii
 import json
 import os
+from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import __version__
 from .config import Settings
@@ -38,6 +39,7 @@ def content_hash(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
+@lru_cache(maxsize=None)
 def _code() -> List[object]:
     """The tool's own code: its version, and each source's path, size and modification time
     (an edit to a rule, a fix or the engine changes it; nothing is read)."""
@@ -137,18 +139,65 @@ class Cache:
     def save(self) -> None:
         """Write the cache file atomically; a cache that cannot be written is skipped in silence
         (the run's findings are right either way)."""
-        if not self.changed:
-            return
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            ignore = self.directory / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# made by flake8-no-apex: the cache is never committed\n*\n")
-            import tempfile  # a run that reads the cache and changes nothing writes nothing
+        if self.changed:
+            _write(self.directory, self.file, {"description": self.described, "entries": self.entries})
 
-            descriptor, temporary = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-                json.dump({"description": self.described, "entries": self.entries}, stream, separators=(",", ":"))
-            os.replace(temporary, self.file)
-        except OSError:
-            return
+
+def _write(directory: Path, file: Path, kept: dict) -> None:
+    """Write a file of the cache atomically (a temporary file renamed over it), or nothing where
+    it cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# made by flake8-no-apex: the cache is never committed\n*\n")
+        import tempfile  # a run that reads the cache and changes nothing writes nothing
+
+        descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".json")
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            json.dump(kept, stream, separators=(",", ":"))
+        os.replace(temporary, file)
+    except OSError:
+        return
+
+
+class SettingsMemo:
+    """What the settings files (pyproject.toml, setup.cfg, tox.ini, .flake8) parsed to, each kept
+    with the text it was parsed from: a file whose text is the same is not parsed again, so a warm
+    run loads neither the TOML nor the INI parser. The tool's own code is part of the file: a new
+    release reads each file again. A parse that fails, or that JSON cannot hold (a TOML date), is
+    not kept."""
+
+    NAME = "settings.json"
+
+    def __init__(self, directory: Path):
+        self.directory, self.file = directory, directory / self.NAME
+        self.code = _code()
+        self.changed = False
+        self.used: set = set()  # the keys this run asked for
+        try:
+            kept = json.loads(self.file.read_text(encoding="utf-8"))
+            self.kept = kept["parses"] if kept.get("code") == self.code and isinstance(kept["parses"], dict) else {}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.kept = {}
+
+    def of(self, kind: str, path: Path, text: str, parse: Callable[[str], object]) -> object:
+        key = f"{kind}:{path}"
+        hit = self.kept.get(key)
+        self.used.add(key)
+        if isinstance(hit, list) and len(hit) == 2 and hit[0] == text:
+            return json.loads(hit[1])  # a fresh value each time: the caller may change it
+        value = parse(text)
+        try:
+            self.kept[key] = [text, json.dumps(value)]
+        except (TypeError, ValueError):
+            self.kept.pop(key, None)
+            return value
+        self.changed = True
+        return value
+
+    def save(self) -> None:
+        """Write the parses this run used (others are of files no longer read from here)."""
+        if self.changed:
+            kept = {key: value for key, value in self.kept.items() if key in self.used}
+            _write(self.directory, self.file, {"code": self.code, "parses": kept})

@@ -14,7 +14,7 @@ from . import __version__, report
 from .config import ConfigError, Settings, load
 from .files import STDIN, Candidate, Decoded, InputError, discover, read, terminated_cleanly, unified_diff, write
 from .baseline import new_findings, read_baseline, write_baseline
-from .cache import DEFAULT_DIRECTORY, Cache, content_hash
+from .cache import DEFAULT_DIRECTORY, Cache, SettingsMemo, content_hash
 from .codes import CODES, DEFAULT_OFF
 from .collector import collect_less, paused
 from .targets import MetadataWarning, TargetError, parse_option
@@ -27,12 +27,14 @@ Stamp = Tuple[int, int, str]
 
 
 # --- settings --------------------------------------------------------------------------------
-def settings_of(args: argparse.Namespace) -> Settings:
-    """Config files, then the command line."""
+def settings_of(args: argparse.Namespace, parses: Optional[SettingsMemo] = None) -> Settings:
+    """Config files, then the command line; `parses`: the files' parses the cache keeps."""
     try:
-        settings = load(Path.cwd(), args.config, args.isolated)
+        settings = load(Path.cwd(), args.config, args.isolated, *([parses] if parses else []))
     except ConfigError as error:
         raise InputError(str(error)) from None
+    if parses is not None:
+        parses.save()
     for warning in settings.warnings:
         print(f"flake8-no-apex: warning: {warning}", file=sys.stderr)
     keys = ("select", "extend_select", "ignore", "extend_ignore", "per_file_ignores", "exclude", "extend_exclude",
@@ -147,8 +149,9 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if args.update_baseline and not args.baseline:
         print("flake8-no-apex: --update-baseline needs --baseline FILE", file=err)
         return 2
+    cached = not (args.no_cache or args.show_targets)
     try:
-        settings = settings_of(args)
+        settings = settings_of(args, SettingsMemo(Path(args.cache_dir)) if cached else None)
         known = read_baseline(Path(args.baseline)) if args.baseline and not args.update_baseline else None
     except InputError as error:
         print(f"flake8-no-apex: {error}", file=err)
@@ -158,7 +161,7 @@ def run_check(args: argparse.Namespace, out=sys.stdout, err=sys.stderr) -> int:
     if not candidates and not errors:
         print("flake8-no-apex: no files to check found", file=err)
     fixes = report.shows_fixes(args.format)
-    cache = None if args.no_cache or args.show_targets else Cache(Path(args.cache_dir), settings, fixes)
+    cache = Cache(Path(args.cache_dir), settings, fixes) if cached else None
     outcomes = _checked(candidates, settings, fixes, args.jobs, cache)
     # sorted by path as flake8 prints them (a stable sort: each file's findings keep their order)
     items = sorted((item for found, _, _ in outcomes for item in found if not item.hidden_by), key=lambda r: r.path)

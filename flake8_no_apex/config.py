@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from .compat import load_toml
 from .codes import CODES, DEFAULT_OFF
@@ -185,58 +185,83 @@ def _selected_by_default(code: str) -> bool:
     return code not in DEFAULT_OFF
 
 
-def _flake8_section(path: Path) -> Optional[Dict[str, str]]:
-    """The [flake8] section of an INI file, or None where it has none."""
-    import configparser  # only where such a file exists
+class Parses(Protocol):
+    """Where a run keeps what settings files parsed to (`cache.SettingsMemo`)."""
 
-    parser = configparser.RawConfigParser()
+    def of(self, kind: str, path: Path, text: str, parse: Callable[[str], object]) -> object: ...
+
+
+class _Unkept:
+    def of(self, kind: str, path: Path, text: str, parse: Callable[[str], object]) -> object:
+        return parse(text)
+
+
+def _read(path: Path) -> str:
     try:
-        with open(path, encoding="utf-8") as stream:
-            parser.read_file(stream)
-    except (configparser.Error, UnicodeDecodeError, OSError) as error:
+        return path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError) as error:
         raise ConfigError(f"{path}: cannot read its settings: {error}") from None
-    return dict(parser.items("flake8")) if parser.has_section("flake8") else None
 
 
-def _flake8_file(start: Path) -> Optional[Tuple[Path, Dict[str, str]]]:
+def _flake8_section(path: Path, parses: Parses) -> Optional[Dict[str, str]]:
+    """The [flake8] section of an INI file, or None where it has none."""
+    def section(text: str) -> Optional[Dict[str, str]]:
+        import configparser  # only where such a file exists (and has changed)
+
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read_string(text, source=str(path))
+        except configparser.Error as error:
+            raise ConfigError(f"{path}: cannot read its settings: {error}") from None
+        return dict(parser.items("flake8")) if parser.has_section("flake8") else None
+
+    return parses.of("ini", path, _read(path), section)  # type: ignore[return-value]
+
+
+def _flake8_file(start: Path, parses: Parses) -> Optional[Tuple[Path, Dict[str, str]]]:
     """The first of setup.cfg, tox.ini, .flake8 with a [flake8] section, from `start` up."""
     for directory in (start, *start.parents):
         for name in ("setup.cfg", "tox.ini", ".flake8"):
             path = directory / name
             if is_file(path):
-                section = _flake8_section(path)
+                section = _flake8_section(path, parses)
                 if section is not None:
                     return path, section
     return None
 
 
-def _toml_table(path: Path, whole_file: bool = False) -> Optional[Dict[str, object]]:
+def _toml_table(path: Path, parses: Parses, whole_file: bool = False) -> Optional[Dict[str, object]]:
     """`[tool.flake8-no-apex]` of a TOML file; with `whole_file`, a file without that table is
     the table (a dedicated file named by --config, as ruff reads a ruff.toml)."""
-    try:
-        data = load_toml(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ConfigError(f"{path}: cannot read its settings: {error}") from None
-    tool = data.get("tool", {})
-    table = tool.get("flake8-no-apex") if isinstance(tool, dict) else None
-    if table is not None and not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.flake8-no-apex] must be a table, not {type(table).__name__}")
-    return data if table is None and whole_file else table
+    def table_of(text: str) -> Optional[Dict[str, object]]:
+        try:
+            data = load_toml(text)
+        except ValueError as error:
+            raise ConfigError(f"{path}: cannot read its settings: {error}") from None
+        tool = data.get("tool", {})
+        table = tool.get("flake8-no-apex") if isinstance(tool, dict) else None
+        if table is not None and not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.flake8-no-apex] must be a table, not {type(table).__name__}")
+        return data if table is None and whole_file else table
+
+    return parses.of("toml-file" if whole_file else "toml", path, _read(path), table_of)  # type: ignore
 
 
-def _pyproject(start: Path) -> Optional[Tuple[Path, Dict[str, object]]]:
+def _pyproject(start: Path, parses: Parses) -> Optional[Tuple[Path, Dict[str, object]]]:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
         if is_file(path):
-            table = _toml_table(path)
+            table = _toml_table(path, parses)
             if table is not None:
                 return path, table
     return None
 
 
-def load(start: Path, config: Optional[str] = None, isolated: bool = False) -> Settings:
+def load(start: Path, config: Optional[str] = None, isolated: bool = False,
+         parses: Parses = _Unkept()) -> Settings:
     """flake8's config file first, then `[tool.flake8-no-apex]`, which wins on conflicts; with
-    `config`, that file alone (TOML or flake8's INI); `isolated`, none (as flake8's --isolated)."""
+    `config`, that file alone (TOML or flake8's INI); `isolated`, none (as flake8's --isolated).
+    `parses`: what the files parsed to on an earlier run, kept with their texts (the cache)."""
     settings = Settings()
     if isolated:
         return settings
@@ -245,16 +270,16 @@ def load(start: Path, config: Optional[str] = None, isolated: bool = False) -> S
         if not is_file(path):
             raise ConfigError(f"{config}: the --config file does not exist")
         if path.suffix == ".toml":
-            table = _toml_table(path, whole_file=path.name != "pyproject.toml")
+            table = _toml_table(path, parses, whole_file=path.name != "pyproject.toml")
             found = [(path, table, "all")] if table is not None else []
         else:
-            section = _flake8_section(path)
+            section = _flake8_section(path, parses)
             found = [(path, section, "close")] if section is not None else []
         if not found:
             settings.warnings.append(f"{config}: no [{'tool.flake8-no-apex' if path.suffix == '.toml' else 'flake8'}] "
                                      f"settings in the --config file")
     else:
-        flake8_file, pyproject = _flake8_file(start), _pyproject(start)
+        flake8_file, pyproject = _flake8_file(start, parses), _pyproject(start, parses)
         found = ([(*flake8_file, "close")] if flake8_file else []) + ([(*pyproject, "all")] if pyproject else [])
     for path, values, unknown in found:
         settings.update(values, str(path), unknown)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flake8_no_apex.cache import SettingsMemo
 from helpers import COMMAND, run_with_imports, run_command
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "legacy_train.py"
@@ -83,6 +84,8 @@ def test_a_cache_file_of_another_description_is_never_used(project):
     expected = check(project, "--no-cache").stdout
     check(project)
     for file in (project / CACHE).glob("*.json"):
+        if file.name == SettingsMemo.NAME:
+            continue
         kept = json.loads(file.read_text())
         kept["description"] = kept["description"].replace('"extend_ignore": []', '"extend_ignore": ["APX"]', 1)
         for entry in kept["entries"].values():
@@ -91,6 +94,46 @@ def test_a_cache_file_of_another_description_is_never_used(project):
         file.write_text(json.dumps(kept))
     assert check(project).stdout == expected
     assert check(project).stdout == expected  # rebuilt, and used
+
+
+def test_a_warm_run_parses_no_settings_file_whose_text_it_has_seen(project):
+    """The parses of pyproject.toml and setup.cfg are kept with their texts: a warm run loads
+    neither parser, and any change of a text (even one that keeps its size and time) is read."""
+    pyproject, setup = project / "pyproject.toml", project / "setup.cfg"
+    pyproject.write_text(pyproject.read_text() + '[tool.flake8-no-apex]\nextend-ignore = ["APX201"]\n')
+    setup.write_text("[flake8]\nper-file-ignores =\n    src/train.py:APX301\n")
+
+    def codes(result: subprocess.CompletedProcess) -> set:
+        return {line.split()[1] for line in result.stdout.splitlines() if line.startswith("src/")}
+
+    first = check(project)
+    warm, imported = run_with_imports("check", cwd=project)
+    assert warm.stdout == first.stdout and not {"APX201", "APX301"} & codes(warm) and "APX203" in codes(warm)
+    assert not {"tomllib", "tomli", "configparser"} & imported
+    stamp = pyproject.stat()
+    pyproject.write_text(pyproject.read_text().replace("APX201", "APX203"))  # same size
+    os.utime(pyproject, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))  # and time
+    changed = check(project)
+    assert "APX201" in codes(changed) and not {"APX203", "APX301"} & codes(changed)
+    assert changed.stdout == check(project, "--no-cache").stdout
+
+
+def test_a_settings_file_that_does_not_parse_says_so_on_every_run(project):
+    (project / "pyproject.toml").write_text("[tool.flake8-no-apex\n")
+    for _ in range(2):
+        result = check(project)
+        assert result.returncode == 2 and "pyproject.toml: cannot read its settings" in result.stderr
+
+
+def test_a_parse_json_cannot_hold_is_not_kept(tmp_path):
+    memo = SettingsMemo(tmp_path / CACHE)
+    parsed = {"when": __import__("datetime").date(2026, 12, 7)}
+    assert memo.of("toml", tmp_path / "a.toml", "x", lambda text: parsed) is parsed
+    assert memo.of("toml", tmp_path / "b.toml", "y", lambda text: {"n": [1, 2.5]}) == {"n": [1, 2.5]}
+    memo.save()
+    again = SettingsMemo(tmp_path / CACHE)
+    assert again.of("toml", tmp_path / "b.toml", "y", lambda text: 1 / 0) == {"n": [1, 2.5]}
+    assert list(again.kept) == [f"toml:{tmp_path / 'b.toml'}"]
 
 
 def test_the_description_changes_with_any_source_of_the_tool(tmp_path, monkeypatch):
