@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
@@ -20,6 +21,12 @@ _LISTS = ("select", "extend-select", "ignore", "extend-ignore", "exclude", "exte
 _STRINGS = ("apex-target-versions", "docs-url")
 _SWITCHES = ("check-docs", "disable-noqa")
 KEYS = (*_LISTS, "per-file-ignores", *_STRINGS, *_SWITCHES)
+
+
+def _quick_ratio(a: str, b: str) -> float:
+    """difflib's `quick_ratio`, a bound of the similarity `get_close_matches` compares with its
+    cutoff, without loading difflib: twice the letters the two share, over their lengths."""
+    return 2 * sum((Counter(a) & Counter(b)).values()) / (len(a) + len(b))
 
 
 class ConfigError(ValueError):
@@ -114,10 +121,13 @@ class Settings:
         self.sources.append(source)
 
     def _unknown(self, key: str, source: str, unknown: str) -> None:
-        import difflib  # only for a key that is not ours
-
         name = key.replace("_", "-")
-        closest = difflib.get_close_matches(name, KEYS, n=1, cutoff=0.8 if unknown == "close" else 0.6)
+        cutoff = 0.8 if unknown == "close" else 0.6
+        closest: List[str] = []
+        if any(_quick_ratio(name, known) >= cutoff for known in KEYS):  # (another tool's key: none is)
+            import difflib
+
+            closest = difflib.get_close_matches(name, KEYS, n=1, cutoff=cutoff)
         if unknown == "all" or (unknown == "close" and closest):
             hint = f"; did you mean {closest[0]!r}?" if closest else f"; known keys: {', '.join(KEYS)}"
             self.warnings.append(f"{source}: unknown key {key!r}{hint}")

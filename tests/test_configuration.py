@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from helpers import COMMAND, run_command
 
@@ -183,3 +184,24 @@ def test_watch_checks_again_when_a_file_changes(tmp_path):
         process.terminate() if sys.platform == "win32" else process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
         process.stdout.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["close", "all"]), st.one_of(
+    st.text(alphabet="abcdeilnoprstx-_", min_size=1, max_size=24), st.sampled_from(
+        ["max-line-length", "max-complexity", "extnd-ignore", "selct", "per_file_ignores", "docs-ur", "exclud"])))
+def test_an_unknown_key_is_warned_about_as_difflib_says(unknown, key):
+    """Only a key difflib's quick bound lets through is matched (a warm run with another tool's
+    keys in [flake8] then loads no difflib): the warnings are those of matching every key."""
+    import difflib
+
+    from flake8_no_apex.config import Settings
+
+    found = Settings()
+    found._unknown(key, "setup.cfg", unknown)
+    closest = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1, cutoff=0.8 if unknown == "close" else 0.6)
+    if unknown == "all" or closest:
+        hint = f"; did you mean {closest[0]!r}?" if closest else f"; known keys: {', '.join(KEYS)}"
+        assert found.warnings == [f"setup.cfg: unknown key {key!r}{hint}"]
+    else:
+        assert found.warnings == []
