@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Container, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import (Source, import_position, raising_guard, remove_element, remove_statement, replace,
@@ -296,21 +296,6 @@ def used_imports(checker: Checker, source: Source) -> Set[int]:
     return {key for key, _, _, binding in _import_keys(checker, source, _same) if binding.uses}
 
 
-class _UsedBefore:
-    """`used_imports` of a module before the fixes, worked out when first asked: only about an
-    import a fix released with no use left (most runs never ask, and the answer may need the
-    function bodies the resolver passed over)."""
-
-    def __init__(self, checker: Checker, source: Source):
-        self._of: Optional[Tuple[Checker, Source]] = (checker, source)
-        self._keys: Set[int] = set()
-
-    def __contains__(self, key: object) -> bool:
-        if self._of is not None:
-            self._keys, self._of = used_imports(*self._of), None
-        return key in self._keys
-
-
 def _same(offset: int) -> int:
     return offset
 
@@ -363,7 +348,7 @@ def _duplicated_imports(ctx: FixContext, checker: Checker, original: Set[int], o
     return plans
 
 
-def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Container[int],
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[int],
                     exported: Callable[[str], bool], origin: Callable[[int], int]) -> List[Plan]:
     """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
     be a re-export; one that another module of the run imports from this one (`exported`) is
@@ -711,7 +696,7 @@ def fix_text(
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
     result = FixResult(text)
     released: Set[str] = set()
-    used_before: Optional[_UsedBefore] = None
+    used_before: Optional[Set[int]] = None
     original: Set[int] = set()  # where the imported names stood before the fixes
     tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled or spliced from the last
     spliced = False  # the tree is the last round's with the statements the edits are in parsed again
@@ -724,7 +709,7 @@ def fix_text(
         ctx = now.context()
         ctx.exported, ctx.path, ctx.project = exported, path, project
         if used_before is None:
-            used_before = _UsedBefore(now.checker, now.source)
+            used_before = used_imports(now.checker, now.source)  # (before the tree is spliced)
             original = {now.source.span(alias)[0] for alias, _, _ in now.checker.imports}
         by_plan: Dict[Plan, List[Finding]] = {}
         result.unsafe = 0

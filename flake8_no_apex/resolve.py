@@ -465,12 +465,13 @@ class ScopeVisitor(ast.NodeVisitor):
         records only when `complete` is asked for it."""
         return False
 
-    def complete(self) -> None:
-        """Visit the bodies `skips` passed over (and the functions inside them), as `run` would
-        have: what they record is then as a walk of the whole module records it (lists in
-        another order)."""
-        self._deferred.extend(self.skipped)
-        self.skipped = []
+    def complete(self, picked: Optional[List[int]] = None) -> None:
+        """Visit the bodies `skips` passed over (those at the indices `picked` of `skipped`, else
+        all), and the functions inside them, as `run` would have: what they record is then as a
+        walk of those bodies records it (lists in another order). The tree must be as it was."""
+        chosen = set(range(len(self.skipped)) if picked is None else picked)
+        self._deferred.extend(entry for i, entry in enumerate(self.skipped) if i in chosen)
+        self.skipped = [entry for i, entry in enumerate(self.skipped) if i not in chosen]
         self._visit_deferred(skipping=False)
 
     # --- lookups ----------------------------------------------------------------------

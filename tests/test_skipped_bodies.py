@@ -225,3 +225,28 @@ def test_a_local_subclass_reaches_a_rule_only_through_its_base():
     assert {f.line for f in found} >= {14}
     every = Checker()
     assert _found(every, ast.parse(text)) == _found(Checker(source=Source(text)), ast.parse(text))
+
+
+def test_a_question_about_names_visits_only_the_bodies_that_spell_them():
+    text = textwrap.dedent("""\
+        import os
+        import sys
+
+
+        def where():
+            return os.getcwd()
+
+
+        def argv():
+            def first():
+                return sys.argv[0]
+            return first
+        """)
+    checker = Checker(source=Source(text))
+    checker.check(ast.parse(text))
+    assert [fn.name for _, fn in checker.skipped] == ["where", "argv"]
+    uses = {alias.name: binding.uses for alias, _, binding in checker.imports}
+    assert checker.complete(["sys"]) and [fn.name for _, fn in checker.skipped] == ["where"]
+    assert len(uses["sys"]) == 1 and not uses["os"]  # the nested function's read too
+    assert not checker.complete(["argv", "nothing"])  # (`argv` was visited: no body left spells it)
+    assert checker.complete() and len(uses["os"]) == 1 and not checker.skipped
