@@ -297,14 +297,15 @@ class Checker(ScopeVisitor):
         if not self.skipped:
             return False
         if names is None:
-            picked = list(range(len(self.skipped)))
-        else:
-            wanted = {name.encode() for name in names} if self._translated else set(names)
-            self._skipped_words = [words if isinstance(words, frozenset) else frozenset(words)
-                                   for words in self._skipped_words]
-            picked = [i for i, words in enumerate(self._skipped_words) if not words.isdisjoint(wanted)]
-            if not picked:
-                return False
+            super().complete()
+            self._skipped_words = []
+            return True
+        wanted = {name.encode() for name in names} if self._translated else set(names)
+        self._skipped_words = [words if isinstance(words, frozenset) else frozenset(words)
+                               for words in self._skipped_words]
+        picked = [i for i, words in enumerate(self._skipped_words) if not words.isdisjoint(wanted)]
+        if not picked:
+            return False
         super().complete(picked)
         chosen = set(picked)
         self._skipped_words = [words for i, words in enumerate(self._skipped_words) if i not in chosen]

@@ -30,7 +30,7 @@ Stamp = Tuple[int, int, str]
 def settings_of(args: argparse.Namespace, parses: Optional[SettingsMemo] = None) -> Settings:
     """Config files, then the command line; `parses`: the files' parses the cache keeps."""
     try:
-        settings = load(Path.cwd(), args.config, args.isolated, *([parses] if parses else []))
+        settings = load(Path.cwd(), args.config, args.isolated, parses)
     except ConfigError as error:
         raise InputError(str(error)) from None
     if parses is not None:

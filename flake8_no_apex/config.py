@@ -268,10 +268,11 @@ def _pyproject(start: Path, parses: Parses) -> Optional[Tuple[Path, Dict[str, ob
 
 
 def load(start: Path, config: Optional[str] = None, isolated: bool = False,
-         parses: Parses = _Unkept()) -> Settings:
+         parses: Optional[Parses] = None) -> Settings:
     """flake8's config file first, then `[tool.flake8-no-apex]`, which wins on conflicts; with
     `config`, that file alone (TOML or flake8's INI); `isolated`, none (as flake8's --isolated).
     `parses`: what the files parsed to on an earlier run, kept with their texts (the cache)."""
+    parses = parses or _Unkept()
     settings = Settings()
     if isolated:
         return settings
