@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Container, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .checker import Checker, RuleIndex
 from .edits import (Source, import_position, raising_guard, remove_element, remove_statement, replace,
@@ -300,6 +300,24 @@ def _same(offset: int) -> int:
     return offset
 
 
+class _UsedBefore:
+    """`used_imports` of the first round, worked out when first asked: a module whose fixes
+    change nothing never needs it. It reads the first round's tree, which the next round's is
+    spliced from, so `settle` must run before that splice."""
+
+    def __init__(self, checker: Checker, source: Source) -> None:
+        self._round: Optional[Tuple[Checker, Source]] = (checker, source)
+        self._keys: Set[int] = set()
+
+    def settle(self) -> None:
+        if self._round is not None:
+            self._keys, self._round = used_imports(*self._round), None
+
+    def __contains__(self, key: object) -> bool:
+        self.settle()
+        return key in self._keys
+
+
 # a name a string may use: a word not after a dot (`"torch.cuda.amp.GradScaler"` uses `torch`, not a
 # bare `GradScaler` some import binds), nor inside another word
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
@@ -348,7 +366,7 @@ def _duplicated_imports(ctx: FixContext, checker: Checker, original: Set[int], o
     return plans
 
 
-def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Set[int],
+def _unused_imports(ctx: FixContext, checker: Checker, released: Set[str], used_before: Container[int],
                     exported: Callable[[str], bool], origin: Callable[[int], int]) -> List[Plan]:
     """Remove the imports whose every use a fix rewrote. One that was unused to begin with may
     be a re-export; one that another module of the run imports from this one (`exported`) is
@@ -696,7 +714,7 @@ def fix_text(
     grades = {Grade.SAFE, Grade.UNSAFE} if unsafe else {Grade.SAFE}
     result = FixResult(text)
     released: Set[str] = set()
-    used_before: Optional[Set[int]] = None
+    used_before: Optional[_UsedBefore] = None
     original: Set[int] = set()  # where the imported names stood before the fixes
     tree: Optional[ast.Module] = None  # the fixed text's, parsed when it was compiled or spliced from the last
     spliced = False  # the tree is the last round's with the statements the edits are in parsed again
@@ -709,7 +727,7 @@ def fix_text(
         ctx = now.context()
         ctx.exported, ctx.path, ctx.project = exported, path, project
         if used_before is None:
-            used_before = used_imports(now.checker, now.source)  # (before the tree is spliced)
+            used_before = _UsedBefore(now.checker, now.source)
             original = {now.source.span(alias)[0] for alias, _, _ in now.checker.imports}
         by_plan: Dict[Plan, List[Finding]] = {}
         result.unsafe = 0
@@ -742,6 +760,7 @@ def fix_text(
         edits = [now.source.requote(e) for e in edits]
         new_text = now.source.apply(edits)
         source = Source(new_text)
+        used_before.settle()  # it reads the first round's tree, which the splice changes
         tree = reparsed(now.tree, now.source, edits, source)
         spliced = tree is not None
         try:  # compile, not only parse: `f(x=1, x=2)` parses
