@@ -11,13 +11,17 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import List, Tuple
 
 from .files import InputError
 from .report import Reported
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
+if TYPE_CHECKING:
+    from typing import List, Tuple
+
+    Key = Tuple[str, str, str]
+
 VERSION = 1
-Key = Tuple[str, str, str]
 
 
 def _key(item: Reported) -> Key:

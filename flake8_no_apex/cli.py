@@ -8,7 +8,6 @@ import warnings
 from collections import Counter
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import __version__, report
 from .config import ConfigError, Settings, load
@@ -19,11 +18,14 @@ from .codes import CODES, DEFAULT_OFF
 from .collector import collect_less, paused
 from .targets import MetadataWarning, TargetError, parse_option
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:  # the engine is imported when a file must be analysed (not on a warm cached run)
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
     from .engine import AnalysisError, Session
 
-# A file's content as checked: (size, modification time in ns, SHA-256), for the cache.
-Stamp = Tuple[int, int, str]
+    # A file's content as checked: (size, modification time in ns, SHA-256), for the cache.
+    Stamp = Tuple[int, int, str]
+    Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findings, the file's error, its stamp
 
 
 # --- settings --------------------------------------------------------------------------------
@@ -108,9 +110,6 @@ def _start_worker(settings: Settings) -> None:
     _quiet_compiler()
     _WORKER = Session(settings)
     collect_less()
-
-
-Outcome = Tuple[List[report.Reported], Optional[str], Optional[Stamp]]  # findings, the file's error, its stamp
 
 
 def _check_one(candidate: Candidate, session: Optional["Session"] = None, fixes: str = report.FIX_EDITS,

@@ -1,7 +1,12 @@
 """What differs between the supported Pythons, imported where it is first used (a run that
 meets no TOML file never loads the parser)."""
+from __future__ import annotations
+
 import sys
-from typing import Any, Dict
+
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
+if TYPE_CHECKING:
+    from typing import Any, Dict
 
 
 def load_toml(text: str) -> Dict[str, Any]:

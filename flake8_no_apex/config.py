@@ -6,11 +6,14 @@ import argparse
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 from .compat import load_toml
 from .codes import CODES, DEFAULT_OFF
 from .targets import is_file
+
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple
 
 
 # flake8's default exclusions, and the trees a tool that writes must never touch
@@ -195,10 +198,11 @@ def _selected_by_default(code: str) -> bool:
     return code not in DEFAULT_OFF
 
 
-class Parses(Protocol):
-    """Where a run keeps what settings files parsed to (`cache.SettingsMemo`)."""
+if TYPE_CHECKING:
+    class Parses(Protocol):
+        """Where a run keeps what settings files parsed to (`cache.SettingsMemo`)."""
 
-    def of(self, kind: str, path: Path, text: str, parse: Callable[[str], object]) -> object: ...
+        def of(self, kind: str, path: Path, text: str, parse: Callable[[str], object]) -> object: ...
 
 
 class _Unkept:

@@ -13,7 +13,12 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
+
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
+if TYPE_CHECKING:
+    from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
+else:
+    from .records import NamedTuple
 
 
 class MalformedFile(ValueError):

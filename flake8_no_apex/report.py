@@ -8,13 +8,16 @@ import os
 from collections import Counter
 from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from urllib.parse import quote
 
 from . import __version__
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
+    from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
     from .engine import Analysis
+else:
+    from .records import NamedTuple
 
 DOCS = "docs/rules.md"  # every code has an anchor there: docs/rules.md#apx201
 

@@ -13,13 +13,19 @@ import re
 import sys
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
+
+from .compat import load_toml
+
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:  # packaging is imported where versions are read (a warm check reads none)
+    from typing import Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-from .compat import load_toml
+    Floors = Dict[str, Version]
+else:
+    from .records import NamedTuple
 
 
 class MetadataWarning(UserWarning):
@@ -43,8 +49,6 @@ DISTRIBUTIONS = {
 }
 _REQUIREMENT_FILES = ("requirements*.txt", "constraints*.txt", "requirements/*.txt")
 _ROOT_MARKERS = ("pyproject.toml", "setup.cfg", "setup.py")
-
-Floors = Dict[str, "Version"]
 
 
 class Targets(NamedTuple):

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Iterable, List, NamedTuple, Optional, Tuple
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
+    from typing import Iterable, List, NamedTuple, Optional, Tuple
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult
     from ..report import Reported
+else:
+    from ..records import NamedTuple
 
 # The order is the precedence: the first kind that claims a file reads it; Python claims the rest.
 KINDS = ("notebook", "json_config", "shell", "yaml_config", "dependency_file", "markdown", "python_module")

@@ -3,10 +3,10 @@ setup.cfg): apex pinned, the line dropped by the (unsafe) fix. setup.py is a Pyt
 requirement strings the Python kind reads too."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from . import Kind
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult

@@ -4,10 +4,10 @@ finding a team keeps goes in a baseline (`check --baseline`)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from . import Kind
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult

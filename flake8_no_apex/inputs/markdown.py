@@ -3,10 +3,10 @@ when the user asks (`--check-docs`, or `check-docs = true`) or names the file (`
 holds how)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from . import Kind
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult

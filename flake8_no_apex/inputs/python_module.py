@@ -1,11 +1,12 @@
 """Python modules: what flake8 reads, and every file no other kind claims."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Tuple
 
 from . import Kind
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
+    from typing import Iterable, Tuple
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult
     from ..report import Reported

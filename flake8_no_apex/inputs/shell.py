@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Iterable, List, Tuple
 
 from . import Kind
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
+    from typing import Iterable, List, Tuple
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult
     from ..report import Reported

@@ -2,10 +2,10 @@
 know) and conda environments (apex pinned)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from . import Kind
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
     from ..engine import Analysis, Document, Session
     from ..fixer import FixResult
