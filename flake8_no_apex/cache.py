@@ -21,15 +21,18 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
 
 from . import __version__
 from .config import Settings
 from .report import Reported
 from .targets import Detector, metadata_files
 
+TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
+if TYPE_CHECKING:
+    from typing import Callable, Dict, List, Optional, Tuple
+
 DEFAULT_DIRECTORY = ".flake8-no-apex-cache"
-_FORMAT = 2  # the layout of the cache file
+_FORMAT = 3  # the layout of the cache file (3: each finding a list of its fields, in their order)
 
 
 def content_hash(raw: bytes) -> str:
@@ -43,14 +46,18 @@ def content_hash(raw: bytes) -> str:
 def _code() -> List[object]:
     """The tool's own code: its version, and each source's path, size and modification time
     (an edit to a rule, a fix or the engine changes it; nothing is read)."""
-    package = os.path.dirname(os.path.abspath(__file__))
     sources: List[object] = [__version__]
-    for directory, subdirectories, names in os.walk(package):
-        subdirectories.sort()
-        for name in sorted(n for n in names if n.endswith(".py")):
-            status = os.stat(os.path.join(directory, name))
-            sources.append([os.path.relpath(os.path.join(directory, name), package), status.st_size,
-                            status.st_mtime_ns])
+    folders = [""]  # below the package, "" or "inputs/": paths joined as strings (relpath was most of it)
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    while folders:
+        folder = folders.pop(0)
+        with os.scandir(package + folder) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
+        for entry in entries:
+            if entry.name.endswith(".py") and entry.is_file():
+                status = entry.stat()
+                sources.append([folder.replace(os.sep, "/") + entry.name, status.st_size, status.st_mtime_ns])
+        folders += [folder + entry.name + os.sep for entry in entries if entry.is_dir() and entry.name != "__pycache__"]
     return sources
 
 
@@ -123,7 +130,7 @@ class Cache:
                 self.changed = True
             if self._metadata(path) != entry["metadata"]:
                 return None
-            return [Reported(**row) for row in entry["rows"]]
+            return [Reported(*row) for row in entry["rows"]]
         except (OSError, KeyError, TypeError):
             return None
 
@@ -133,7 +140,7 @@ class Cache:
         size, mtime_ns, sha256 = stamp
         self.entries[self.key(path, named)] = {
             "stat": [size, mtime_ns], "sha256": sha256, "metadata": self._metadata(path),
-            "rows": [row._asdict() for row in rows]}
+            "rows": [list(row) for row in rows]}
         self.changed = True
 
     def save(self) -> None:

@@ -587,20 +587,8 @@ class _HelpFormatter(argparse.HelpFormatter):
         super().__init__(prog, width=_terminal_columns() - 2)
 
 
-def parser() -> argparse.ArgumentParser:
-    main = argparse.ArgumentParser(
-        prog="flake8-no-apex", description="Find and fix NVIDIA apex and deprecated mixed-precision (AMP) code.",
-        epilog="Settings also come from [flake8] in setup.cfg, tox.ini or .flake8, and from "
-        "[tool.flake8-no-apex] in pyproject.toml.", formatter_class=_HelpFormatter,
-    )
-    main.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = main.add_subparsers(dest="command", required=True,
-                                   parser_class=partial(argparse.ArgumentParser, formatter_class=_HelpFormatter))
-
-    check = commands.add_parser(
-        "check", help="report findings, like flake8 --select APX, also in YAML configs and requirements",
-        description="Exit status: 0 clean, 1 findings, 2 usage or input errors.",
-    )
+def _check_options(check: argparse.ArgumentParser) -> None:
+    """The options of `check`."""
     check.add_argument("paths", nargs="*", help="files and directories (default: .)")
     _selection_options(check)
     check.add_argument("--output-format", "--format", dest="format", default="concise", choices=tuple(report.FORMATS),
@@ -638,14 +626,10 @@ def parser() -> argparse.ArgumentParser:
                        "behaviour")
     check.add_argument("--watch", action="store_true",
                        help="check again whenever a file under the paths changes, until interrupted")
-    check.set_defaults(run=run_check, usage_of=check)
 
-    fix = commands.add_parser(
-        "fix", help="rewrite deprecated AMP code in place",
-        description="Apply the safe fixes (and the unsafe ones with --unsafe-fixes); report what needs a person. "
-        "Exit status: 0 no findings left (with --diff: and nothing to change), 1 findings need a person (or, with "
-        "--diff, files would change), 2 usage or input errors.",
-    )
+
+def _fix_options(fix: argparse.ArgumentParser) -> None:
+    """The options of `fix`."""
     fix.add_argument("paths", nargs="*", help="files and directories (default: .)")
     fix.add_argument("--diff", action="store_true", help="print a unified diff instead of writing files")
     fix.add_argument("--show-fixes", action="store_true", help="list how many findings of each code were fixed, "
@@ -661,6 +645,42 @@ def parser() -> argparse.ArgumentParser:
                        help="exit 1 only when files changed (or would), not for the findings that need a person: "
                             "the pre-commit fix hook's, beside the check hook that reports them")
     _selection_options(fix)
+
+
+def parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line's parser. With the `command` a run names, only that command's options
+    are built (building every command's, with argparse's message lookups, was a twentieth of a
+    warm check); with none, or a name no command has, all of them."""
+    named = ("check", "fix", "rules", "explain", "server")
+
+    def wanted(name: str) -> bool:
+        return command not in named or command == name
+
+    main = argparse.ArgumentParser(
+        prog="flake8-no-apex", description="Find and fix NVIDIA apex and deprecated mixed-precision (AMP) code.",
+        epilog="Settings also come from [flake8] in setup.cfg, tox.ini or .flake8, and from "
+        "[tool.flake8-no-apex] in pyproject.toml.", formatter_class=_HelpFormatter,
+    )
+    main.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = main.add_subparsers(dest="command", required=True,
+                                   parser_class=partial(argparse.ArgumentParser, formatter_class=_HelpFormatter))
+
+    check = commands.add_parser(
+        "check", help="report findings, like flake8 --select APX, also in YAML configs and requirements",
+        description="Exit status: 0 clean, 1 findings, 2 usage or input errors.",
+    )
+    if wanted("check"):
+        _check_options(check)
+    check.set_defaults(run=run_check, usage_of=check)
+
+    fix = commands.add_parser(
+        "fix", help="rewrite deprecated AMP code in place",
+        description="Apply the safe fixes (and the unsafe ones with --unsafe-fixes); report what needs a person. "
+        "Exit status: 0 no findings left (with --diff: and nothing to change), 1 findings need a person (or, with "
+        "--diff, files would change), 2 usage or input errors.",
+    )
+    if wanted("fix"):
+        _fix_options(fix)
     fix.set_defaults(run=run_fix, usage_of=fix)
 
     rules = commands.add_parser("rules", help="list the rules with their timelines and fix grades")
@@ -706,7 +726,8 @@ def command() -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    args, unknown = parser().parse_known_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    args, unknown = parser(given[0] if given else None).parse_known_args(given)
     if unknown:  # the subcommand's usage, not the top level's: `check --frobnicate`
         args.usage_of.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:

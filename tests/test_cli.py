@@ -599,3 +599,26 @@ def test_fix_reports_each_files_migration_as_text_and_json(tmp_path):
     assert "apex AMP migration: 1 file migrated, 1 file refused" in result.stderr
     refused = run(tmp_path, "fix", "--output-format", "json", "--diff", ".")
     assert refused.returncode == 2 and "not with --diff" in refused.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "src", "--select", "APX2", "--output-format", "json", "-j", "2", "--no-cache"],
+    ["fix", "--diff", "--unsafe-fixes", "--exit-non-zero-on-fix", "a.py"],
+    ["rules", "--format", "json"], ["explain", "APX002"], ["server"],
+])
+def test_the_parser_of_a_named_command_parses_as_the_whole_one(argv, capsys):
+    """`parser(command)` builds only the options of the command a run names: the arguments,
+    the help and the errors are those of the parser of every command."""
+    from flake8_no_apex.cli import parser
+
+    def parsed(made):
+        return {key: value for key, value in vars(made.parse_args(argv)).items() if key != "usage_of"}
+
+    assert parsed(parser(argv[0])) == parsed(parser())
+    shown = []
+    for made in (parser(argv[0]), parser()):
+        for extra in (["--help"], ["--frobnicate"]):
+            with pytest.raises(SystemExit):
+                made.parse_args([argv[0], *extra])
+            shown.append(capsys.readouterr())
+    assert shown[:2] == shown[2:] and f"usage: flake8-no-apex {argv[0]}" in shown[0].out
