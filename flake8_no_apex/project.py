@@ -13,6 +13,7 @@ keeps the name (keeping an import is always safe; removing one is not).
 from __future__ import annotations
 
 import ast
+import os
 import re
 from functools import cached_property
 from pathlib import Path
@@ -56,6 +57,7 @@ class ProjectImports:
         self._originals: Dict[Path, Optional[str]] = {}  # as the run found them, for plans across modules
         self._reads: Dict[Path, Optional[List[Tuple[str, Set[str], bool]]]] = {}
         self.memo: Dict[object, object] = {}  # analyses of modules as the run found them, once per run
+        self._real_directories: Dict[Path, Path] = {}
         # a module's version floors and selected codes, as the run fixes it (set by the run)
         self.planned_with: Callable[[Path], Tuple[Dict[str, object], Callable[[str], bool]]] = \
             lambda path: ({}, lambda code: True)
@@ -63,18 +65,30 @@ class ProjectImports:
     @cached_property
     def paths(self) -> List[Path]:
         given = self._given() if callable(self._given) else self._given
-        return [Path(p).resolve() for p in given if str(p).endswith(".py")]
+        return [self.real(p) for p in given if str(p).endswith(".py")]
+
+    def real(self, path: Path) -> Path:
+        """`Path(path).resolve()`, each directory resolved once (pathlib's resolve stats every
+        part of every path: most of what a run's questions about its modules cost)."""
+        path = Path(path)
+        directory = path.parent
+        real = self._real_directories.get(directory)
+        if real is None:
+            real = self._real_directories[directory] = directory.resolve()
+        if path.name in ("", ".", "..") or os.path.islink(path):
+            return path.resolve()
+        return real / path.name
 
     def fixed(self, path: Path, text: str) -> None:
         """A module of the run as `fix` left it: what later questions read (`fix` writes it
         after this, so the text on disk is still the one the run found)."""
         self.original(path)
-        self._texts[Path(path).resolve()] = text
-        self._reads.pop(Path(path).resolve(), None)
+        self._texts[self.real(path)] = text
+        self._reads.pop(self.real(path), None)
 
     def original(self, path: Path) -> Optional[str]:
         """The text of a module of the run as the run found it."""
-        path = Path(path).resolve()
+        path = self.real(path)
         if path not in self._originals:
             self._originals[path] = self._text(path)
         return self._originals[path]
@@ -82,16 +96,26 @@ class ProjectImports:
     def module_path(self, importer: Path, module: str) -> Optional[Path]:
         """The module of the run an import of `importer` names (`pkg.engine.trainer`,
         `.trainer`): the one file whose dotted suffixes hold it, else None."""
-        relative = self._relative(Path(importer).resolve(), module)
+        relative = self._relative(self.real(importer), module)
         if module.startswith("."):
             return relative if relative in self.paths else None
-        found = [p for p in self.paths if module in dotted_suffixes(p)]
+        found = self._by_dotted_name.get(module, ())
         return found[0] if len(found) == 1 else None
+
+    @cached_property
+    def _by_dotted_name(self) -> Dict[str, List[Path]]:
+        """The modules of the run under each dotted name they may be imported by, in run order
+        (asked for every import of a module the migration reads: a scan of the run each time)."""
+        modules: Dict[str, List[Path]] = {}
+        for path in self.paths:
+            for name in dotted_suffixes(path):
+                modules.setdefault(name, []).append(path)
+        return modules
 
     def module_file(self, importer: Path, module: str) -> Optional[Path]:
         """The file on disk an import of `importer` may name, in the run or not: relative to
         it, or below the directory of it or of one of its parents (where `sys.path` may start)."""
-        importer = Path(importer).resolve()
+        importer = self.real(importer)
         if module.startswith("."):
             return self._relative(importer, module)
         parts = module.split(".")
@@ -103,7 +127,7 @@ class ProjectImports:
 
     def importers(self, path: Path, name: str) -> List[Path]:
         """The modules of the run that import `name` from the module at `path`."""
-        me = Path(path).resolve()
+        me = self.real(path)
         names = dotted_suffixes(me)
         return [other for other in self.paths if other != me and self._imports(other, me, names, name)]
 
@@ -112,14 +136,14 @@ class ProjectImports:
         as this run leaves it (a dependency line that installs apex goes only when there is none)."""
         candidates, _ = discover([str(root)], self.exclude)
         for candidate in candidates:
-            text = self._text(candidate.path.resolve())
+            text = self._text(self.real(candidate.path))
             if text is not None and "apex" in text and _needs_apex(text):
                 return candidate.path
         return None
 
     def exported(self, path: Path) -> Callable[[str], bool]:
         """For the module at `path`: whether another module of the run imports a name from it."""
-        me = Path(path).resolve()
+        me = self.real(path)
         names = dotted_suffixes(me)
         answers: Dict[str, bool] = {}
 

@@ -82,3 +82,18 @@ def test_the_apex_requirement_goes_only_when_no_module_needs_apex_after_the_run(
     assert ("NVIDIA/apex" not in (tmp_path / "requirements.txt").read_text()) is dropped, result.stdout
     if not dropped:
         assert "requirements.txt:2: note: the apex requirement stays: train.py still imports apex" in result.stdout
+
+
+def test_a_module_path_is_resolved_as_pathlib_resolves_it(tmp_path, monkeypatch):
+    """ProjectImports.real resolves each directory once: through linked directories and linked
+    files, `..`, relative paths and paths that do not exist, it is Path.resolve."""
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "m.py").write_text("")
+    (tmp_path / "linked").symlink_to(tmp_path / "pkg")
+    (tmp_path / "pkg" / "alias.py").symlink_to(tmp_path / "pkg" / "sub" / "m.py")
+    monkeypatch.chdir(tmp_path / "pkg")
+    project = ProjectImports([])
+    for path in ["sub/m.py", "alias.py", "../linked/sub/m.py", "../linked/alias.py", "../linked/sub/..",
+                 "missing/x.py", tmp_path / "linked" / "sub" / "m.py", "."]:
+        for _ in range(2):  # the second time from the directories it knows
+            assert project.real(Path(path)) == Path(path).resolve(), path
