@@ -16,7 +16,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:
-    from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
+    from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 else:
     from .records import NamedTuple
 
@@ -106,6 +106,36 @@ def _walk(root: Path, excluded: Exclusions, other_files: bool, docs: bool, error
             wanted = walked(file, folder, docs) if other_files else file.endswith(".py")
             if wanted and not excluded(file, os.path.join(absolute, file)):
                 yield Candidate(parent / file, named=False)
+
+
+class RealPaths:
+    """Real paths of a run's files: a directory's is its parent's, remembered, and its name,
+    unless it is a link (or `.`, `..`), so a tree costs one `lstat` per directory and file,
+    not pathlib's `resolve` of every part of every path. Directories are as given (a relative
+    one: to the unchanging working directory)."""
+
+    def __init__(self) -> None:
+        self._directories: Dict[str, Path] = {}
+
+    def directory(self, directory: str) -> Path:
+        resolved = self._directories.get(directory)
+        if resolved is None:
+            parent, name = os.path.split(directory)
+            known = self._directories.get(parent) if parent and parent != directory else None
+            if known is not None and name not in ("", ".", "..") and not os.path.islink(directory):
+                resolved = known / name
+            else:
+                resolved = Path(directory or ".").resolve()
+            self._directories[directory] = resolved
+        return resolved
+
+    def file(self, path: "Union[str, os.PathLike[str]]") -> Path:
+        """`Path(path).resolve()`."""
+        path = os.fspath(path)
+        directory, name = os.path.split(path)
+        if name in ("", ".", "..") or os.path.islink(path):
+            return Path(path).resolve()
+        return self.directory(directory) / name
 
 
 class Decoded(NamedTuple):

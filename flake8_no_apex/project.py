@@ -13,13 +13,12 @@ keeps the name (keeping an import is always safe; removing one is not).
 from __future__ import annotations
 
 import ast
-import os
 import re
 from functools import cached_property
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
-from .files import InputError, discover, read
+from .files import InputError, RealPaths, discover, read
 
 _STAR_IMPORT = re.compile(r"import\s*\*")
 
@@ -57,7 +56,7 @@ class ProjectImports:
         self._originals: Dict[Path, Optional[str]] = {}  # as the run found them, for plans across modules
         self._reads: Dict[Path, Optional[List[Tuple[str, Set[str], bool]]]] = {}
         self.memo: Dict[object, object] = {}  # analyses of modules as the run found them, once per run
-        self._real_directories: Dict[Path, Path] = {}
+        self._real_paths = RealPaths()
         # a module's version floors and selected codes, as the run fixes it (set by the run)
         self.planned_with: Callable[[Path], Tuple[Dict[str, object], Callable[[str], bool]]] = \
             lambda path: ({}, lambda code: True)
@@ -68,16 +67,8 @@ class ProjectImports:
         return [self.real(p) for p in given if str(p).endswith(".py")]
 
     def real(self, path: Path) -> Path:
-        """`Path(path).resolve()`, each directory resolved once (pathlib's resolve stats every
-        part of every path: most of what a run's questions about its modules cost)."""
-        path = Path(path)
-        directory = path.parent
-        real = self._real_directories.get(directory)
-        if real is None:
-            real = self._real_directories[directory] = directory.resolve()
-        if path.name in ("", ".", "..") or os.path.islink(path):
-            return path.resolve()
-        return real / path.name
+        """`Path(path).resolve()`, each directory resolved once (`RealPaths`)."""
+        return self._real_paths.file(path)
 
     def fixed(self, path: Path, text: str) -> None:
         """A module of the run as `fix` left it: what later questions read (`fix` writes it

@@ -16,6 +16,7 @@ from pathlib import Path
 
 
 from .compat import load_toml
+from .files import RealPaths
 
 TYPE_CHECKING = False  # typing's flag: a warm run never loads typing (CONTRIBUTING)
 if TYPE_CHECKING:  # packaging is imported where versions are read (a warm check reads none)
@@ -331,7 +332,7 @@ class Detector:
     def __init__(self) -> None:
         self._roots: Dict[Path, Optional[Path]] = {}
         self._targets: Dict[Path, Targets] = {}
-        self._resolved: Dict[str, Path] = {}  # a directory as given (relative: to the unchanging cwd) -> resolved
+        self._real = RealPaths()
 
     def __call__(self, filename: str) -> Targets:
         root = self.root_of(filename)
@@ -350,20 +351,7 @@ class Detector:
         directory is resolved once; a file that is a symbolic link is resolved itself."""
         if os.path.islink(filename):
             return self._root(Path(filename).resolve().parent)
-        directory = os.path.dirname(filename)
-        resolved = self._resolved.get(directory)
-        if resolved is None:
-            resolved = self._resolved[directory] = self._resolve(directory)
-        return self._root(resolved)
-
-    def _resolve(self, directory: str) -> Path:
-        """A directory's real path: its parent's, remembered, and its name, unless it is a link
-        (or `.`, `..`): a tree's directories then cost one `lstat` each, not one per part."""
-        parent, name = os.path.split(directory)
-        known = self._resolved.get(parent) if parent and parent != directory else None
-        if known is not None and name not in ("", ".", "..") and not os.path.islink(directory):
-            return known / name
-        return Path(directory or ".").resolve()
+        return self._root(self._real.directory(os.path.dirname(filename)))
 
     def _root(self, directory: Path) -> Optional[Path]:
         """`project_root`, remembered for every directory on the way up (a tree's directories
@@ -383,4 +371,4 @@ class Detector:
     def forget(self) -> None:
         self._roots.clear()
         self._targets.clear()
-        self._resolved.clear()
+        self._real = RealPaths()
