@@ -518,4 +518,4 @@ SPELLINGS = {
     75: '\\bfp16[\\"\']?(?:\\s|\\\\|#[^\\r\\n]*)*[=:]',
     102: '\\bprecision[\\"\']?(?:\\s|\\\\|#[^\\r\\n]*)*[=:]',
 }
-GATE = ('accelerate', 'apex', 'deepspeed', 'flash', 'lightning', 'mmcv', 'timm', 'torch', 'transformers')
+GATE = ('torch', 'accelerate', 'apex', 'deepspeed', 'flash', 'lightning', 'mmcv', 'timm', 'transformers')
