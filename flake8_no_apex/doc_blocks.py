@@ -11,12 +11,14 @@ the fix keeps its lines), and docstring examples are reported, not rewritten.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from .engine import Analysis, Document, Session
     from .fixer import FixResult
+    from dataclasses import dataclass, field, replace
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from .records import dataclass, field, replace
 
 _LANGUAGES = {"python", "py", "python3", "py3", "pycon", "ipython", "ipython3", "pyi"}
 _FENCE = re.compile(r"(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*\{?[ \t]*\.?(?P<lang>[\w+-]*)")

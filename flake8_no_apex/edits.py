@@ -12,15 +12,18 @@ import bisect
 import re
 import sys
 import tokenize
-from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Optional, Tuple
 
 from .resolve import dotted_name, walk
 
 if TYPE_CHECKING:
     from .table import Finding, Site
+    from dataclasses import dataclass, field
+    from typing import NamedTuple
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from .records import NamedTuple, dataclass, field
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _BLANK_LINE = re.compile(r"[ \t]*(?:\r\n|\r|\n)")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import symtable
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, List, Optional
@@ -30,6 +29,9 @@ if TYPE_CHECKING:  # the rule table, the checker and the fixer are imported once
     from .inputs.notebook import Virtual as Placement
     from .project import ProjectImports
     from .table import Finding, Floors, Plan
+    from dataclasses import dataclass, field, replace
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from .records import dataclass, field, replace
 
 PYTHON = "python"  # the kind name of a Python module (the plugin's, and an editor's python buffer)
 

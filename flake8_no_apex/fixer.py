@@ -11,7 +11,6 @@ import ast
 import bisect
 import io
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Container, Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -27,6 +26,9 @@ from .table import Finding, Floors, Grade, Plan, TextEdit, plan
 
 if TYPE_CHECKING:
     from .project import ProjectImports
+    from dataclasses import dataclass, field
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from .records import dataclass, field
 
 _MAX_ROUNDS = 10
 

@@ -4,10 +4,14 @@ run's lines or as JSON, so a team can track what is left."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from .rules.apex_amp import NOT_MIGRATED
+
+if TYPE_CHECKING:
+    from dataclasses import asdict, dataclass, field
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from .records import asdict, dataclass, field
 
 APEX_AMP_CODES = frozenset({"APX101", "APX102", "APX103", "APX106"})
 MIGRATED, REFUSED, UNSAFE = "migrated", "refused", "unsafe"

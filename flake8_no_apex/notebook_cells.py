@@ -12,7 +12,6 @@ written back into the JSON in place of their sources alone, every other byte as 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable
 from typing import Dict, List, Optional, Tuple
 
@@ -22,6 +21,9 @@ if TYPE_CHECKING:
     from .engine import Analysis, Document, Session
     from .fixer import FixResult
     from .report import Reported
+    from dataclasses import dataclass, field, replace
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from .records import dataclass, field, replace
 
 _MASK = "pass  #"
 _SEPARATOR = "#%% flake8-no-apex cell {}\n"

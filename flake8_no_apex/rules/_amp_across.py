@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -18,6 +17,9 @@ from ._amp_common import (
 
 if TYPE_CHECKING:
     from .apex_amp import _Migration
+    from dataclasses import dataclass
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from ..records import dataclass
 
 
 @dataclass

@@ -3,10 +3,14 @@ readers of the syntax tree."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Optional, Set
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Set
 
 from ..resolve import dotted_name
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from ..records import dataclass, field
 
 
 _INITIALIZE, _SCALE_LOSS = "apex.amp.initialize", "apex.amp.scale_loss"

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass
-from typing import Dict, List, Union
+from typing import TYPE_CHECKING, Dict, List, Union
 
 from ..resolve import dotted_name
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass
+else:  # the same classes, each made from one compiled text (records.py says why)
+    from ..records import dataclass
 
 
 @dataclass(frozen=True)
