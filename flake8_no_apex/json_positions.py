@@ -7,7 +7,12 @@ from __future__ import annotations
 import json
 import re
 from json.decoder import scanstring
-from typing import List, NamedTuple, Tuple
+from typing import TYPE_CHECKING, List, Tuple
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:  # typing's class syntax, without its compile of every field's annotation (records.py)
+    from .records import NamedTuple
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()

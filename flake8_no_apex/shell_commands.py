@@ -13,9 +13,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Tuple
 
 from .table import Finding, Floors, Grade, Keyword, Plan, Rule, Site, TextEdit, plan
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:  # typing's class syntax, without its compile of every field's annotation (records.py)
+    from .records import NamedTuple
 
 
 class Word(NamedTuple):

@@ -14,8 +14,7 @@ from __future__ import annotations
 import ast
 import enum
 from types import MappingProxyType
-from typing import (TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Protocol,
-                    Tuple, Union)
+from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Iterable, List, Mapping, Optional, Protocol, Tuple, Union
 
 from packaging.version import Version
 
@@ -23,7 +22,11 @@ from .edits import TextEdit
 from .spellings import pick, spell
 
 if TYPE_CHECKING:
+    from typing import NamedTuple
+
     from .resolve import Binding
+else:  # typing's class syntax, without its compile of every field's annotation (records.py)
+    from .records import NamedTuple
 
 LIBRARY_NAMES = {
     "accelerate": "accelerate",
