@@ -121,6 +121,19 @@ def test_disable_noqa_reports_what_noqa_suppresses(tmp_path):
     assert {name: (tmp_path / name).read_text() for name in before} == before
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="flakeFLAKE8 :#noqaNOQA\n\u0130\u212a", max_size=40))
+def test_the_file_noqa_is_found_in_any_case_as_flake8_finds_it(text):
+    """`ignores_file` looks for "flake8" from its "8" (a case-free character): the same answer as
+    lowering the text and matching flake8's own pattern on each line (\u0130 and \u212a lower
+    to more than one character or to an ASCII letter)."""
+    from flake8.defaults import NOQA_FILE
+
+    from flake8_no_apex.noqa import ignores_file
+
+    assert ignores_file(text) == any(NOQA_FILE.match(line) for line in text.splitlines())
+
+
 def test_color_always_never_and_force_color(tmp_path):
     (tmp_path / "a.py").write_text(AUTOCAST)
     env = {key: value for key, value in os.environ.items() if key not in ("FORCE_COLOR", "NO_COLOR")}
