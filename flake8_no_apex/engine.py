@@ -9,7 +9,6 @@ a shell script...); the plans that would fix them are built only when a front en
 from __future__ import annotations
 
 import ast
-import symtable
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -253,6 +252,8 @@ def syntax_check(document: Document, scopes: bool = False) -> None:
         return
     with analysing():
         if scopes:
+            import symtable  # (only `fix` of a named file without a rule's word reads scopes)
+
             symtable.symtable(document.text, str(document.path), "exec")
         else:
             compile(document.text, str(document.path), "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
